@@ -1,0 +1,30 @@
+// GpuSpec: one accelerator's datasheet figures and the measured efficiencies the cost model uses.
+// Every number in data/gpus/*.yaml names its source next to it.
+#pragma once
+
+#include <string>
+
+namespace stepcast::spec {
+
+struct GpuSpec {
+  std::string name;
+  // Dense peak math rates (datasheet, no sparsity), FLOP/s.
+  double peak_fp32_flops = 0;
+  double peak_tf32_flops = 0;
+  double peak_bf16_flops = 0;  // also FP16
+  double peak_fp8_flops = 0;   // 0 when the GPU has no FP8 tensor cores
+  double hbm_bytes = 0;            // memory capacity
+  double hbm_bandwidth_Bps = 0;    // peak memory bandwidth, bytes/s
+  double tdp_w = 0;                // board power of the datasheet part
+  double power_limit_w = 0;        // configured power cap; 0 means tdp_w
+  int sm_count = 0;                // streaming multiprocessors (compute units), for wave quantisation
+  // Measured efficiencies (fractions of the peaks above; source in the YAML).
+  double matmul_efficiency = 0;    // best large BF16 GEMM rate / peak_bf16 (maximum achievable matmul)
+  double fp8_matmul_efficiency = 0;  // same for FP8; 0 means matmul_efficiency
+  double memory_efficiency = 0;    // streaming-kernel bandwidth / hbm_bandwidth
+  double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
+
+  double effective_power_limit_w() const { return power_limit_w > 0 ? power_limit_w : tdp_w; }
+};
+
+}  // namespace stepcast::spec

@@ -1,0 +1,44 @@
+// ModelSpec: the shape of a decoder-only transformer, dense or mixture-of-experts.
+// Read from presets (data/models/*.yaml), YAML files or Hugging Face config.json (spec/readers.h).
+#pragma once
+
+#include <string>
+
+namespace stepcast::spec {
+
+enum class MlpKind { kGelu, kSwiglu };
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class PositionKind { kLearned, kRope, kAlibi, kNone };
+
+/// Mixture-of-experts fields; experts == 0 means a dense model.
+struct MoeSpec {
+  int experts = 0;               // routed experts per MoE layer
+  int top_k = 0;                 // routed experts each token visits; REQUIRES: 1..experts
+  int expert_ffn = 0;            // FFN inner size of one routed expert
+  int shared_experts = 0;        // experts every token visits, same size as a routed expert
+  int dense_layers = 0;          // leading layers with a dense MLP of size ModelSpec::ffn
+  double capacity_factor = 1.0;  // tokens an expert accepts, relative to a perfectly even split
+};
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;       // transformer blocks
+  int hidden = 0;       // model width d
+  int ffn = 0;          // dense MLP inner size
+  int heads = 0;        // attention (query) heads
+  int kv_heads = 0;     // key/value heads: == heads for MHA, 1 for MQA, between for GQA
+  int head_dim = 0;     // per-head width; 0 means hidden / heads
+  int vocab = 0;        // vocabulary size
+  int max_seq = 0;      // longest sequence the model was built for (tokens)
+  MlpKind mlp = MlpKind::kGelu;
+  NormKind norm = NormKind::kLayerNorm;
+  PositionKind position = PositionKind::kLearned;
+  bool tied_embeddings = false;  // input embedding and output projection share weights
+  bool bias = false;             // linear layers carry biases (GPT-2/3, Megatron GPT)
+  MoeSpec moe;
+
+  bool is_moe() const { return moe.experts > 0; }
+  int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+};
+
+}  // namespace stepcast::spec

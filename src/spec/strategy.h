@@ -1,0 +1,42 @@
+// Strategy: how one training step is parallelised and executed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stepcast::spec {
+
+enum class Schedule { kGpipe, k1F1B, kInterleaved };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Dtype { kFp32, kBf16, kFp16, kFp8 };
+/// The attention kernel the framework runs: fused FlashAttention (2022+) or the unfused
+/// matmul-softmax-matmul of earlier Megatron releases, which writes the s x s score matrix to HBM.
+enum class AttentionKernel { kFlash, kUnfused };
+/// A parallel axis, for the order in which groups are laid onto the topology.
+enum class Axis { kTp, kCp, kEp, kDp, kPp };
+
+struct Strategy {
+  int tp = 1;                     // tensor-parallel degree; REQUIRES: divides heads and kv_heads
+  bool sequence_parallel = false;  // Megatron SP: norms/dropout sharded along the sequence
+  int pp = 1;                     // pipeline stages; REQUIRES: <= layers
+  int vp = 1;                     // virtual stages per rank (interleaved schedule)
+  Schedule schedule = Schedule::k1F1B;  // kInterleaved whenever vp > 1
+  int dp = 0;                     // data-parallel degree; 0 = gpus / (tp * pp * cp)
+  int zero_stage = 0;             // 0 none, 1 optimizer, 2 + gradients, 3 + parameters (FSDP)
+  int cp = 1;                     // context-parallel degree (sequence split across GPUs)
+  int ep = 1;                     // expert-parallel degree (MoE); REQUIRES: divides experts
+  int micro_batch = 1;            // sequences per micro-batch per pipeline
+  int global_batch = 0;           // sequences per optimizer step
+  int seq_len = 0;                // tokens per sequence
+  Recompute recompute = Recompute::kNone;
+  Dtype dtype = Dtype::kBf16;             // matmul precision
+  Dtype grad_reduce_dtype = Dtype::kBf16;  // precision of the data-parallel gradient reduction
+  AttentionKernel attention = AttentionKernel::kFlash;
+  bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
+  bool fused_elementwise = false;  // elementwise ops fused by a compiler (torch.compile)
+  std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
+
+  int micro_batches() const { return global_batch / (dp * micro_batch); }
+};
+
+}  // namespace stepcast::spec
