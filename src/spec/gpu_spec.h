@@ -22,6 +22,7 @@ struct GpuSpec {
   double matmul_efficiency = 0;    // best large BF16 GEMM rate / peak_bf16 (maximum achievable matmul)
   double fp8_matmul_efficiency = 0;  // same for FP8; 0 means matmul_efficiency
   double memory_efficiency = 0;    // streaming-kernel bandwidth / hbm_bandwidth
+  double attention_efficiency = 0;  // FlashAttention fwd+bwd rate at long sequences / peak_bf16
   double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
 
   double effective_power_limit_w() const { return power_limit_w > 0 ? power_limit_w : tdp_w; }

@@ -1,0 +1,33 @@
+// stepcast presets [show NAME]: list the built-in models, GPUs and clusters, or print one as YAML
+// that can be edited and passed back with --model FILE / --cluster FILE.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "spec/presets.h"
+
+namespace stepcast::cli {
+
+Runner add_presets(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("presets", "List built-in presets, or show one as YAML");
+  CLI::App* show = cmd->add_subcommand("show", "Print one preset as editable YAML");
+  auto name = std::make_shared<std::string>();
+  show->add_option("name", *name, "Preset name")->required();
+  return [show, name] {
+    if (show->parsed()) {
+      fmt::print("{}", spec::preset_yaml(*name));
+      return kExitOk;
+    }
+    const std::pair<const char*, spec::PresetKind> kinds[] = {
+        {"models", spec::PresetKind::kModel}, {"gpus", spec::PresetKind::kGpu},
+        {"clusters", spec::PresetKind::kCluster}};
+    for (const auto& [title, kind] : kinds) {
+      fmt::print("{}:\n", title);
+      for (const std::string& n : spec::preset_names(kind)) fmt::print("  {}\n", n);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace stepcast::cli

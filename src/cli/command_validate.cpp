@@ -1,0 +1,36 @@
+// stepcast validate: predict every row of a measured-results table and report the errors.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/csv.h"
+#include "report/report.h"
+#include "validate/validate.h"
+
+namespace stepcast::cli {
+
+Runner add_validate(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("validate", "Compare predictions with measured runs in a CSV file");
+  struct Args {
+    std::string file;
+    std::string cluster;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("file", a->file, "published_runs.csv or vTrain ground_truth_single.csv schema")->required();
+  cmd->add_option("--cluster", a->cluster, "Cluster for vTrain rows and rows without a cluster cell");
+  cmd->add_flag("--json", a->json, "Print JSON instead of the table");
+  return [a] {
+    const std::string text = core::read_file(a->file);
+    const validate::Report r = validate::run(validate::read_table(a->file, text, {a->cluster}));
+    if (a->json) {
+      fmt::print("{}\n", report::validation_json(r).dump(2));
+    } else {
+      fmt::print("{}", report::validation_text(r));
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,24 @@
+// The subcommands of `stepcast`, one file each. Each registers its options on the app and returns
+// the function that runs it once CLI11 has parsed the command line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace stepcast::cli {
+
+/// Exit codes (README, docs/errors.md).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInvalidInput = 1,
+  kExitUsage = 2,
+  kExitInternal = 70,
+};
+
+using Runner = std::function<int()>;
+
+Runner add_estimate(CLI::App& app);
+Runner add_validate(CLI::App& app);
+Runner add_presets(CLI::App& app);
+
+}  // namespace stepcast::cli

@@ -1,0 +1,31 @@
+// The command-line options that describe a Scenario, shared by estimate (and later simulate and
+// search): model, cluster, GPU count and every strategy field.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "spec/scenario.h"
+
+namespace stepcast::cli {
+
+struct ScenarioOptions {
+  std::string model = "llama3.1-8b";
+  std::string cluster = "dgx-h100";
+  int gpus = 8;
+  spec::Strategy strategy;
+  std::string recompute = "none";
+  std::string dtype = "bf16";
+  std::string schedule;  // empty: 1f1b, or interleaved when --vp > 1
+  std::string attention = "flash";
+  std::string grad_dtype = "bf16";
+  long long global_batch_tokens = 0;
+};
+
+void add_scenario_options(CLI::App& cmd, ScenarioOptions& o);
+
+/// Loads the model and cluster (preset, YAML or config.json), applies the strategy and validates.
+/// Throws Error for unknown presets, bad files and impossible strategies.
+spec::Scenario build_scenario(const ScenarioOptions& o);
+
+}  // namespace stepcast::cli

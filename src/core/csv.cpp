@@ -1,0 +1,111 @@
+#include "core/csv.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace stepcast::core {
+namespace {
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+int CsvTable::column(std::string_view name) const {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+CsvTable read_csv(std::string_view source, std::string_view text) {
+  CsvTable table;
+  table.source = std::string(source);
+  std::vector<CsvRow> records;
+  CsvRow record;
+  std::string cell;
+  bool quoted = false;
+  bool cell_started = false;
+  int line = 1;
+  record.line = 1;
+  const auto end_cell = [&] {
+    record.cells.push_back(trim(cell));
+    cell.clear();
+    cell_started = false;
+  };
+  const auto end_record = [&] {
+    end_cell();
+    const bool blank = record.cells.size() == 1 && record.cells[0].empty();
+    if (!blank) records.push_back(std::move(record));
+    record = CsvRow{};
+    record.line = line;
+  };
+  int quote_line = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          cell += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        cell += c;
+      }
+      continue;
+    }
+    if (c == '"' && !cell_started) {
+      quoted = true;
+      cell_started = true;
+      quote_line = line;
+    } else if (c == ',') {
+      end_cell();
+    } else if (c == '\n') {
+      ++line;
+      end_record();
+    } else {
+      cell += c;
+      if (c != ' ' && c != '\t' && c != '\r') cell_started = true;
+    }
+  }
+  if (quoted) {
+    throw Error(ErrorKind::kInvalidInput, "unterminated quoted field")
+        .at({std::string(source), quote_line, 0});
+  }
+  if (!cell.empty() || !record.cells.empty()) end_record();
+  if (records.empty()) {
+    throw Error(ErrorKind::kInvalidInput, "empty file: expected a header line").at({std::string(source), 1, 0});
+  }
+  table.header = std::move(records.front().cells);
+  for (size_t r = 1; r < records.size(); ++r) {
+    if (records[r].cells.size() != table.header.size()) {
+      throw Error(ErrorKind::kInvalidInput,
+                  "expected " + std::to_string(table.header.size()) + " cells as in the header, got " +
+                      std::to_string(records[r].cells.size()))
+          .at({std::string(source), records[r].line, 0});
+    }
+    table.rows.push_back(std::move(records[r]));
+  }
+  return table;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::kIo, std::string("cannot open for reading: ") + std::strerror(errno)).at({path, 0, 0});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace stepcast::core

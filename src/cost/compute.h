@@ -1,0 +1,39 @@
+// Compute-time model: how long one kernel takes on one GPU. A roofline whose compute roof is the
+// measured achievable rate, not the datasheet peak:
+//
+//   time = max(flops / (peak * efficiency * clock), bytes / (hbm_bandwidth * memory_efficiency))
+//          + kernel_overhead
+//
+// GEMMs: efficiency = matmul_efficiency (maximum achievable matmul FLOPS, measured) x tile
+// utilisation (output tiles of 128x256 spread over SMs in waves: a GEMM whose tiles fill 1.1 waves
+// runs at 1.1/2 of the rate). Attention: FlashAttention's measured fwd+bwd rate, which falls at
+// short sequences (fewer key blocks to amortise each query block's load and softmax). Memory-bound
+// kernels: streaming bandwidth. clock: sustained clock under a power cap below the TDP.
+// Times in seconds; FLOPs and bytes per kernel.
+#pragma once
+
+#include "spec/gpu_spec.h"
+#include "spec/strategy.h"
+
+namespace stepcast::cost {
+
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+  double instances = 1;  // batched GEMMs run by one kernel
+};
+
+/// Seconds for a GEMM of `shape` that moves `bytes`; `fp8` uses the FP8 tensor-core peak.
+double gemm_time_s(const GemmShape& shape, double bytes, bool fp8, const spec::GpuSpec& gpu);
+
+/// Seconds for a FlashAttention kernel of `flops` (causal-skipped count) over sequences with
+/// `keys` key positions, moving `bytes`.
+double attention_time_s(double flops, double bytes, double keys, const spec::GpuSpec& gpu);
+
+/// Seconds for a bandwidth-bound kernel moving `bytes`.
+double memory_time_s(double bytes, const spec::GpuSpec& gpu);
+
+/// Sustained-clock factor (<= 1) of a GPU capped below its TDP. Dynamic power grows about as
+/// f * V^2 and voltage with frequency in the DVFS range, so f ~ P^(1/3).
+double clock_factor(const spec::GpuSpec& gpu);
+
+}  // namespace stepcast::cost

@@ -1,0 +1,189 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+namespace stepcast::report {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+const char* schedule_name(spec::Schedule s) {
+  switch (s) {
+    case spec::Schedule::kGpipe: return "gpipe";
+    case spec::Schedule::k1F1B: return "1f1b";
+    case spec::Schedule::kInterleaved: return "interleaved";
+  }
+  return "";
+}
+
+const char* recompute_name(spec::Recompute r) {
+  switch (r) {
+    case spec::Recompute::kNone: return "none";
+    case spec::Recompute::kSelective: return "selective";
+    case spec::Recompute::kFull: return "full";
+  }
+  return "";
+}
+
+const char* dtype_name(spec::Dtype d) {
+  switch (d) {
+    case spec::Dtype::kFp32: return "fp32";
+    case spec::Dtype::kBf16: return "bf16";
+    case spec::Dtype::kFp16: return "fp16";
+    case spec::Dtype::kFp8: return "fp8";
+  }
+  return "";
+}
+
+struct Category {
+  const char* key;
+  double value;
+};
+
+std::vector<Category> time_categories(const analytic::Breakdown& b) {
+  return {{"compute", b.compute_s},     {"tp_comm", b.tp_comm_s},   {"cp_comm", b.cp_comm_s},
+          {"ep_comm", b.ep_comm_s},     {"pp_comm", b.pp_comm_s},   {"fsdp_comm", b.fsdp_comm_s},
+          {"bubble", b.bubble_s},       {"dp_comm", b.dp_comm_s},   {"optimizer", b.optimizer_s},
+          {"other", b.other_s}};
+}
+
+std::vector<Category> memory_categories(const workload::MemoryBreakdown& m) {
+  return {{"weights", m.weights_bytes},         {"gradients", m.gradients_bytes},
+          {"optimizer", m.optimizer_bytes},     {"activations", m.activations_bytes},
+          {"logits", m.logits_bytes},           {"runtime", m.runtime_bytes},
+          {"fragmentation", m.fragmentation_bytes}};
+}
+
+std::string strategy_line(const spec::Strategy& st) {
+  std::string line = fmt::format("tp {}{} x pp {}", st.tp, st.sequence_parallel ? " (sp)" : "", st.pp);
+  if (st.vp > 1) line += fmt::format(" (vp {})", st.vp);
+  line += fmt::format(" x dp {} x cp {}", st.dp, st.cp);
+  if (st.ep > 1) line += fmt::format(" x ep {}", st.ep);
+  line += fmt::format(", {} schedule, zero {}, recompute {}, {}", schedule_name(st.schedule),
+                      st.zero_stage, recompute_name(st.recompute), dtype_name(st.dtype));
+  return line;
+}
+
+}  // namespace
+
+std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) {
+  const spec::Strategy& st = s.strategy;
+  std::string out;
+  out += fmt::format("model     {}\n", s.model.name);
+  out += fmt::format("cluster   {} ({} GPUs of {})\n", s.cluster.name, s.gpus, s.cluster.gpu.name);
+  out += fmt::format("strategy  {}\n", strategy_line(st));
+  out += fmt::format("batch     {} sequences x {} tokens, micro-batch {} ({} micro-batches)\n\n",
+                     st.global_batch, st.seq_len, st.micro_batch, st.micro_batches());
+  out += fmt::format("step time         {:>12.3f} s\n", e.step_time_s);
+  out += fmt::format("throughput        {:>12.0f} tokens/s\n", e.tokens_per_s);
+  out += fmt::format("model TFLOP/s/GPU {:>12.1f}\n", e.tflops_per_gpu);
+  out += fmt::format("MFU               {:>11.1f} %\n", 100 * e.mfu);
+  out += fmt::format("HFU               {:>11.1f} %\n", 100 * e.hfu);
+  out += "\ntime breakdown (s per step)\n";
+  for (const Category& c : time_categories(e.breakdown)) {
+    if (c.value <= 0) continue;
+    out += fmt::format("  {:<14}{:>10.3f}  {:>5.1f} %\n", c.key, c.value, 100 * c.value / e.step_time_s);
+  }
+  out += fmt::format("\nmemory per GPU (GiB), worst pipeline stage\n");
+  for (const Category& c : memory_categories(e.memory)) {
+    out += fmt::format("  {:<14}{:>10.2f}\n", c.key, c.value / kGiB);
+  }
+  out += fmt::format("  {:<14}{:>10.2f} of {:.2f}: {}\n", "total", e.memory.total_bytes / kGiB,
+                     e.memory.capacity_bytes / kGiB, e.memory.fits ? "fits" : "DOES NOT FIT");
+  return out;
+}
+
+nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& e) {
+  nlohmann::json j;
+  j["step_time_s"] = e.step_time_s;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["tflops_per_gpu"] = e.tflops_per_gpu;
+  j["megatron_tflops_per_gpu"] = e.megatron_tflops_per_gpu;
+  j["mfu"] = e.mfu;
+  j["hfu"] = e.hfu;
+  nlohmann::json& mem = j["memory"];
+  mem["per_gpu_gib"] = e.memory.total_bytes / kGiB;
+  mem["capacity_gib"] = e.memory.capacity_bytes / kGiB;
+  mem["fits"] = e.memory.fits;
+  for (const Category& c : memory_categories(e.memory)) mem[std::string(c.key) + "_gib"] = c.value / kGiB;
+  nlohmann::json& br = j["breakdown"];
+  for (const Category& c : time_categories(e.breakdown)) br[std::string(c.key) + "_s"] = c.value;
+  const spec::Strategy& st = s.strategy;
+  j["scenario"] = {{"model", s.model.name},
+                   {"cluster", s.cluster.name},
+                   {"gpus", s.gpus},
+                   {"tp", st.tp},
+                   {"pp", st.pp},
+                   {"vp", st.vp},
+                   {"dp", st.dp},
+                   {"cp", st.cp},
+                   {"ep", st.ep},
+                   {"sequence_parallel", st.sequence_parallel},
+                   {"schedule", schedule_name(st.schedule)},
+                   {"zero", st.zero_stage},
+                   {"micro_batch", st.micro_batch},
+                   {"global_batch", st.global_batch},
+                   {"seq_len", st.seq_len},
+                   {"recompute", recompute_name(st.recompute)},
+                   {"dtype", dtype_name(st.dtype)}};
+  return j;
+}
+
+std::string validation_text(const validate::Report& r) {
+  std::string out;
+  out += fmt::format("{:<6} {:<44} {:<15} {:>12} {:>12} {:>8}\n", "line", "model", "quantity",
+                     "measured", "predicted", "error");
+  std::string source;
+  for (const validate::RowResult& row : r.rows) {
+    if (row.source != source) {
+      source = row.source;
+      out += fmt::format("-- {}\n", source);
+    }
+    const std::string model = row.model.size() > 44 ? row.model.substr(0, 43) + "~" : row.model;
+    if (!row.reason.empty()) {
+      out += fmt::format("{:<6} {:<44} not predicted: {}\n", row.line, model, row.reason);
+      continue;
+    }
+    out += fmt::format("{:<6} {:<44} {:<15} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", row.line, model,
+                       validate::quantity_name(row.quantity), row.measured, row.predicted, 100 * row.error);
+  }
+  out += fmt::format("\n{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7}\n", "source", "rows", "predicted",
+                     "MAPE", "median", "P90", "worst");
+  auto line = [&](const validate::Summary& s) {
+    const std::string name = s.source.size() > 60 ? s.source.substr(0, 59) + "~" : s.source;
+    out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}%\n", name, s.rows,
+                       s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape);
+  };
+  for (const validate::Summary& s : r.per_source) line(s);
+  line(r.overall);
+  return out;
+}
+
+nlohmann::json validation_json(const validate::Report& r) {
+  nlohmann::json j;
+  j["rows"] = nlohmann::json::array();
+  for (const validate::RowResult& row : r.rows) {
+    nlohmann::json o = {{"source", row.source}, {"model", row.model}, {"line", row.line},
+                        {"quantity", validate::quantity_name(row.quantity)}, {"measured", row.measured}};
+    if (row.reason.empty()) {
+      o["predicted"] = row.predicted;
+      o["error"] = row.error;
+    } else {
+      o["predicted"] = nullptr;
+      o["error"] = nullptr;
+      o["reason"] = row.reason;
+    }
+    j["rows"].push_back(std::move(o));
+  }
+  const auto summary = [](const validate::Summary& s) {
+    return nlohmann::json{{"source", s.source}, {"rows", s.rows}, {"predicted", s.predicted},
+                          {"mape", s.mape}, {"median_ape", s.median_ape}, {"p90_ape", s.p90_ape},
+                          {"max_ape", s.max_ape}};
+  };
+  j["summary"] = summary(r.overall);
+  j["per_source"] = nlohmann::json::array();
+  for (const validate::Summary& s : r.per_source) j["per_source"].push_back(summary(s));
+  return j;
+}
+
+}  // namespace stepcast::report

@@ -1,0 +1,339 @@
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "analytic/estimate.h"
+#include "core/csv.h"
+#include "core/error.h"
+#include "spec/presets.h"
+#include "validate/validate.h"
+
+namespace stepcast::validate {
+namespace {
+
+using spec::AttentionKernel;
+using spec::Axis;
+using spec::Dtype;
+using spec::Recompute;
+using spec::Schedule;
+
+constexpr const char* kPublishedColumns[] = {
+    "source", "model", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len",
+    "cluster", "num_gpus", "tp", "pp", "dp", "cp", "ep", "vp", "global_batch_seqs", "micro_batch",
+    "recompute", "seq_parallel", "measured_tflops_per_gpu", "measured_mfu", "measured_tokens_per_s",
+    "measured_iter_s", "notes"};
+constexpr const char* kVtrainColumns[] = {
+    "# GPUs", "global batch", "micro batch", "hidden size", "attention heads", "# layers",
+    "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
+    "iteration time (ms)"};
+constexpr const char* kVtrainSource = "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)";
+
+// Accessor for one CSV record that names file, line and column in every error.
+class RowReader {
+ public:
+  RowReader(const core::CsvTable& t, const core::CsvRow& r) : table_(t), row_(r) {}
+
+  const std::string& text(std::string_view column) const {
+    return row_.cells[static_cast<size_t>(table_.column(column))];
+  }
+  std::optional<double> number(std::string_view column) const {
+    const std::string& cell = text(column);
+    if (cell.empty()) return std::nullopt;
+    double value = 0;
+    const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+    if (ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {
+      throw Error(ErrorKind::kInvalidInput, "expected a number, got \"" + cell + "\"")
+          .at({table_.source, row_.line, 0})
+          .in_field(std::string(column));
+    }
+    return value;
+  }
+  std::optional<int> integer(std::string_view column) const {
+    const std::optional<double> v = number(column);
+    if (!v) return std::nullopt;
+    if (*v != std::floor(*v) || *v < 0 || *v > 1e9) {
+      throw Error(ErrorKind::kInvalidInput, "expected a whole number, got \"" + text(column) + "\"")
+          .at({table_.source, row_.line, 0})
+          .in_field(std::string(column));
+    }
+    return static_cast<int>(*v);
+  }
+  int required(std::string_view column) const {
+    const std::optional<int> v = integer(column);
+    if (!v) {
+      throw Error(ErrorKind::kInvalidInput, "empty cell; this column is required")
+          .at({table_.source, row_.line, 0})
+          .in_field(std::string(column));
+    }
+    return *v;
+  }
+  int line() const { return row_.line; }
+  [[noreturn]] void fail(std::string_view column, std::string message, std::string hint) const {
+    throw Error(ErrorKind::kInvalidInput, std::move(message), std::move(hint))
+        .at({table_.source, row_.line, 0})
+        .in_field(std::string(column));
+  }
+
+ private:
+  const core::CsvTable& table_;
+  const core::CsvRow& row_;
+};
+
+template <size_t N>
+void require_columns(const core::CsvTable& t, const char* const (&columns)[N], const char* schema) {
+  for (const char* c : columns) {
+    if (t.column(c) >= 0) continue;
+    std::string all;
+    for (const char* d : columns) all += (all.empty() ? "" : ", ") + std::string(d);
+    throw Error(ErrorKind::kInvalidInput, std::string("missing column \"") + c + "\"",
+                std::string("the ") + schema + " schema has the columns: " + all)
+        .at({t.source, 1, 0});
+  }
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// The software a source ran: facts about its framework that the table's columns do not carry.
+// Documented in the README ("How validation reads a row"), each with its reason.
+struct Software {
+  AttentionKernel attention = AttentionKernel::kFlash;
+  bool overlap_dp = true;
+  int zero_stage = 0;
+  Dtype grad_reduce = Dtype::kBf16;
+  int default_micro_batch = 1;
+  bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
+  std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
+};
+
+Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
+  Software sw;
+  if (contains(source, "Narayanan")) {
+    // Megatron-LM 2021: attention before FlashAttention (2022); gradients all-reduced in FP16
+    // after the whole backward pass (no bucketed overlap in its local DDP).
+    sw.attention = AttentionKernel::kUnfused;
+    sw.overlap_dp = false;
+    sw.grad_reduce = Dtype::kFp16;
+    if (contains(model, "ZeRO-3")) {
+      sw.zero_stage = 3;
+      sw.overlap_dp = true;  // DeepSpeed ZeRO-3 prefetches parameters layer by layer
+    }
+  } else if (contains(source, "Llama3")) {
+    // Llama 3 paper §3.3: FSDP that keeps parameters after forward (ZeRO-2-like), FP32 gradient
+    // reduce-scatter, parallelism order [TP, CP, PP, DP] from innermost.
+    sw.zero_stage = 2;
+    sw.grad_reduce = Dtype::kFp32;
+    sw.placement = {Axis::kTp, Axis::kCp, Axis::kPp, Axis::kEp, Axis::kDp};
+  } else if (contains(source, "torchtitan")) {
+    // FSDP2 with reduce_dtype float32; with pipeline parallelism torchtitan does not reshard
+    // parameters after forward (ZeRO-2-like).
+    sw.zero_stage = pp > 1 ? 2 : 3;
+    sw.grad_reduce = Dtype::kFp32;
+    sw.micro_batches_equal_pp = true;
+  } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
+    sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
+  }
+  return sw;
+}
+
+Recompute parse_recompute(const std::string& cell, const RowReader& r) {
+  if (cell.empty() || cell == "none") return Recompute::kNone;
+  if (cell == "full") return Recompute::kFull;
+  if (cell.rfind("selective", 0) == 0) return Recompute::kSelective;
+  r.fail("recompute", "unknown recompute \"" + cell + "\"",
+         "valid: none, selective, full (or empty for none)");
+}
+
+// Smallest interleaving the layer count allows: the least divisor > 1 of layers / pp.
+int default_virtual_stages(int layers, int pp) {
+  if (pp <= 1 || layers % pp != 0) return 1;
+  const int per_stage = layers / pp;
+  for (int v = 2; v <= per_stage; ++v) {
+    if (per_stage % v == 0) return v;
+  }
+  return 1;
+}
+
+spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
+  spec::ModelSpec m;
+  m.name = name;
+  m.layers = r.required("layers");
+  m.hidden = r.required("hidden");
+  m.ffn = r.required("ffn");
+  // MPT configs use 128-wide heads; the table leaves heads empty for them.
+  m.heads = r.integer("heads").value_or(m.hidden / 128);
+  m.kv_heads = r.integer("kv_heads").value_or(m.heads);
+  m.vocab = r.required("vocab");
+  if (contains(name, "Llama")) {
+    m.mlp = spec::MlpKind::kSwiglu;
+    m.norm = spec::NormKind::kRmsNorm;
+    m.position = spec::PositionKind::kRope;
+  } else if (contains(name, "MPT")) {
+    m.position = spec::PositionKind::kAlibi;
+    m.tied_embeddings = true;
+  } else {  // GPT-style (Megatron): learned positions, biases, tied embeddings
+    m.position = spec::PositionKind::kLearned;
+    m.bias = true;
+    m.tied_embeddings = true;
+  }
+  return m;
+}
+
+// Picks the pipeline depth a source did not state: the smallest that divides the layers and the
+// GPUs left after TP and whose memory fits.
+int default_pipeline(spec::Scenario s) {
+  const int gpus_per_tp = s.gpus / s.strategy.tp;
+  for (int pp = 1; pp <= s.model.layers; ++pp) {
+    if (s.model.layers % pp != 0 || gpus_per_tp % pp != 0) continue;
+    s.strategy.pp = pp;
+    s.strategy.dp = 0;
+    s.strategy.vp = default_virtual_stages(s.model.layers, pp);
+    try {
+      const spec::Scenario done = spec::complete_and_validate(s);
+      if (workload::memory_per_gpu(done).fits) return pp;
+    } catch (const Error&) {
+    }
+  }
+  return 1;
+}
+
+Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Options& options) {
+  const RowReader r(t, row);
+  Case c;
+  c.source = r.text("source");
+  c.model = r.text("model");
+  c.line = row.line;
+  const std::string& notes = r.text("notes");
+  if (const auto v = r.number("measured_iter_s")) {
+    c.quantity = Quantity::kIterationTime, c.measured = *v;
+  } else if (const auto v = r.number("measured_tokens_per_s")) {
+    c.quantity = Quantity::kTokensPerSecond, c.measured = *v;
+  } else if (const auto v = r.number("measured_tflops_per_gpu")) {
+    c.quantity = Quantity::kTflopsPerGpu, c.measured = *v;
+  } else if (const auto v = r.number("measured_mfu")) {
+    c.quantity = Quantity::kMfu, c.measured = *v;
+  } else {
+    c.reason = "no measured quantity (iteration time, tokens/s, TFLOP/s or MFU)";
+    return c;
+  }
+  c.megatron_convention = contains(c.source, "Narayanan");
+
+  spec::Scenario& s = c.scenario;
+  s.model = model_from_row(r, c.model);
+  const std::string& cluster = r.text("cluster").empty() ? options.cluster : r.text("cluster");
+  if (cluster.empty()) {
+    c.reason = "no cluster: the row's cluster cell is empty and --cluster was not given";
+    return c;
+  }
+  s.cluster = spec::cluster_preset(cluster);
+  s.gpus = r.required("num_gpus");
+
+  spec::Strategy& st = s.strategy;
+  const std::optional<int> pp = r.integer("pp");
+  const Software sw = software_of(c.source, c.model, notes, pp.value_or(1));
+  st.tp = r.integer("tp").value_or(s.cluster.gpus_per_node);
+  st.cp = r.integer("cp").value_or(1);
+  st.ep = r.integer("ep").value_or(1);
+  st.dp = r.integer("dp").value_or(0);
+  // torchtitan's docs do not state the sequence length; its default is 8192 (see the notes).
+  st.seq_len = r.integer("seq_len").value_or(8192);
+  s.model.max_seq = st.seq_len;
+  st.global_batch = r.required("global_batch_seqs");
+  st.recompute = parse_recompute(r.text("recompute"), r);
+  st.sequence_parallel = r.text("seq_parallel") == "yes";
+  st.attention = sw.attention;
+  st.zero_stage = sw.zero_stage;
+  st.grad_reduce_dtype = sw.grad_reduce;
+  st.placement = sw.placement;
+  st.overlap_tp_comm = contains(c.model, "AsyncTP");
+  st.fused_elementwise = contains(c.model, "compile");
+  if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
+
+  const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");
+  st.schedule = Schedule::k1F1B;
+  st.pp = pp.value_or(0);
+  if (st.pp == 0) st.pp = default_pipeline(s);
+  st.vp = r.integer("vp").value_or(interleaved ? default_virtual_stages(s.model.layers, st.pp) : 1);
+  if (st.vp > 1) st.schedule = Schedule::kInterleaved;
+
+  if (const auto mb = r.integer("micro_batch")) {
+    st.micro_batch = *mb;
+  } else if (sw.micro_batches_equal_pp && st.pp > 1) {
+    const int dp = st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
+    st.micro_batch = std::max(1, st.global_batch / (dp * st.pp));
+  } else {
+    st.micro_batch = sw.default_micro_batch;
+  }
+  return c;
+}
+
+Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options& options) {
+  const RowReader r(t, row);
+  Case c;
+  c.source = kVtrainSource;
+  c.line = row.line;
+  c.quantity = Quantity::kIterationTime;
+  c.measured = r.number("iteration time (ms)").value_or(0) / 1000;
+  spec::Scenario& s = c.scenario;
+  spec::ModelSpec& m = s.model;
+  m.hidden = r.required("hidden size");
+  m.heads = r.required("attention heads");
+  m.kv_heads = m.heads;
+  m.layers = r.required("# layers");
+  m.ffn = 4 * m.hidden;
+  m.vocab = 51200;  // Megatron GPT-2 vocabulary padded to a multiple of 128 x TP (vTrain configs)
+  m.max_seq = r.required("sequence length");
+  m.bias = true;
+  m.tied_embeddings = true;
+  m.name = "GPT h" + std::to_string(m.hidden) + " L" + std::to_string(m.layers);
+  c.model = m.name;
+  s.cluster = spec::cluster_preset(options.cluster.empty() ? "dgx-a100-80g" : options.cluster);
+  s.gpus = r.required("# GPUs");
+  spec::Strategy& st = s.strategy;
+  st.tp = r.required("tensor parallelism");
+  st.dp = r.required("data parallelism");
+  st.pp = r.required("pipeline parallelism");
+  st.micro_batch = r.required("micro batch");
+  st.global_batch = r.required("global batch");
+  st.seq_len = m.max_seq;
+  // Megatron-DeepSpeed as vTrain ran it: activation checkpointing, 1F1B, FP16, attention without
+  // FlashAttention (its default), gradients all-reduced after backward without bucketing.
+  st.recompute = Recompute::kFull;
+  st.schedule = Schedule::k1F1B;
+  st.dtype = Dtype::kFp16;
+  st.grad_reduce_dtype = Dtype::kFp16;
+  st.attention = AttentionKernel::kUnfused;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Case> read_table(std::string_view source_name, std::string_view text, const Options& options) {
+  const core::CsvTable table = core::read_csv(source_name, text);
+  const bool vtrain = table.column("iteration time (ms)") >= 0 || table.column("# GPUs") >= 0;
+  if (vtrain) {
+    require_columns(table, kVtrainColumns, "vTrain");
+  } else {
+    require_columns(table, kPublishedColumns, "published-runs");
+  }
+  std::vector<Case> cases;
+  cases.reserve(table.rows.size());
+  for (const core::CsvRow& row : table.rows) {
+    Case c;
+    try {
+      c = vtrain ? vtrain_case(table, row, options) : published_case(table, row, options);
+      if (c.reason.empty()) c.scenario = spec::complete_and_validate(std::move(c.scenario));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kInternal) throw;
+      if (!e.where().file.empty() && e.where().file == table.source) throw;  // malformed cell
+      c.line = row.line;
+      if (c.source.empty()) c.source = vtrain ? kVtrainSource : RowReader(table, row).text("source");
+      c.reason = e.what();
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+}  // namespace stepcast::validate

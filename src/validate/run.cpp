@@ -1,0 +1,88 @@
+#include <algorithm>
+#include <cmath>
+
+#include "analytic/estimate.h"
+#include "validate/validate.h"
+
+namespace stepcast::validate {
+namespace {
+
+double predicted_value(const Case& c, const analytic::Estimate& e) {
+  switch (c.quantity) {
+    case Quantity::kIterationTime: return e.step_time_s;
+    case Quantity::kTokensPerSecond: return e.tokens_per_s;
+    case Quantity::kTflopsPerGpu: return c.megatron_convention ? e.megatron_tflops_per_gpu : e.tflops_per_gpu;
+    case Quantity::kMfu: return e.mfu;
+  }
+  return 0;
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(p * sorted.size()));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+Summary summarise(const std::string& source, const std::vector<RowResult>& rows) {
+  Summary s;
+  s.source = source;
+  std::vector<double> errors;
+  for (const RowResult& r : rows) {
+    if (source != "all" && r.source != source) continue;
+    ++s.rows;
+    if (!r.reason.empty()) continue;
+    ++s.predicted;
+    errors.push_back(std::abs(r.error));
+  }
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  double sum = 0;
+  for (double e : errors) sum += e;
+  s.mape = sum / errors.size();
+  const size_t n = errors.size();
+  s.median_ape = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  s.p90_ape = percentile(errors, 0.9);
+  s.max_ape = errors.back();
+  return s;
+}
+
+}  // namespace
+
+const char* quantity_name(Quantity q) {
+  switch (q) {
+    case Quantity::kIterationTime: return "iteration_s";
+    case Quantity::kTokensPerSecond: return "tokens_per_s";
+    case Quantity::kTflopsPerGpu: return "tflops_per_gpu";
+    case Quantity::kMfu: return "mfu";
+  }
+  return "";
+}
+
+Report run(const std::vector<Case>& cases) {
+  Report report;
+  report.rows.reserve(cases.size());
+  for (const Case& c : cases) {
+    RowResult r;
+    r.source = c.source;
+    r.model = c.model;
+    r.line = c.line;
+    r.quantity = c.quantity;
+    r.measured = c.measured;
+    r.reason = c.reason;
+    if (r.reason.empty()) {
+      r.predicted = predicted_value(c, analytic::estimate(c.scenario));
+      r.error = (r.predicted - r.measured) / r.measured;
+    }
+    report.rows.push_back(std::move(r));
+  }
+  std::vector<std::string> sources;
+  for (const RowResult& r : report.rows) {
+    if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) sources.push_back(r.source);
+  }
+  for (const std::string& source : sources) report.per_source.push_back(summarise(source, report.rows));
+  report.overall = summarise("all", report.rows);
+  return report;
+}
+
+}  // namespace stepcast::validate

@@ -1,0 +1,120 @@
+#include "workload/memory.h"
+
+#include <algorithm>
+
+#include "workload/model_size.h"
+#include "workload/operators.h"
+
+namespace stepcast::workload {
+namespace {
+
+using spec::Recompute;
+
+constexpr double kBf16 = 2, kFp32 = 4;
+// Master FP32 weights + Adam first and second moments (ZeRO §3).
+constexpr double kOptimizerBytesPerParam = 12;
+// CUDA context (~0.5 GiB on Ampere/Hopper), cuBLAS/cuDNN workspaces and NCCL channel buffers:
+// an allowance of 1 GiB, the order nvidia-smi shows for an idle PyTorch process with NCCL
+// initialised. An estimate, not a measurement of any validation run.
+constexpr double kRuntimeBytes = 1024.0 * 1024 * 1024;
+// PyTorch caching-allocator slack, as a fraction of everything else. An estimate.
+constexpr double kFragmentation = 0.05;
+
+double reduce_bytes(spec::Dtype d) {
+  return d == spec::Dtype::kFp32 ? kFp32 : kBf16;
+}
+
+// Micro-batches whose activations the first stage holds at its peak.
+double in_flight_micro_batches(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  const double m = st.micro_batches();
+  switch (st.schedule) {
+    case spec::Schedule::kGpipe: return m;
+    case spec::Schedule::k1F1B: return std::min<double>(st.pp, m);
+    case spec::Schedule::kInterleaved:
+      // Korthikanti et al. 2022, §4.2.3: the first stage holds pp * (1 + (pp-1)/(pp*vp))
+      // micro-batches' worth of its layers' activations.
+      return std::min<double>(st.pp * (1.0 + (st.pp - 1.0) / (st.pp * st.vp)), m * 1.0 * st.vp);
+  }
+  return m;
+}
+
+}  // namespace
+
+double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
+  const double e = activation_bytes(st);
+  const double t = st.tp;
+  const double tokens = local_tokens(s);
+  const double rep = st.sequence_parallel ? tokens / t : tokens;  // outside the TP region
+  const double h = m.hidden, hd = m.effective_head_dim();
+  if (mode == Recompute::kFull) return e * rep * h;  // the layer input checkpoint only
+
+  const bool moe = m.is_moe();
+  const double ffn_width = moe ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k : m.ffn;
+  const double act_inputs = m.mlp == spec::MlpKind::kSwiglu ? 2 : 1;
+  // Attention block: norm input, QKV input (sharded with SP), Q K V, attention output.
+  double bytes = e * rep * h + e * rep * h;
+  bytes += e * tokens * (m.heads + 2.0 * m.kv_heads) * hd / t;
+  bytes += e * tokens * m.heads * hd / t;
+  if (st.attention == spec::AttentionKernel::kUnfused && mode == Recompute::kNone) {
+    // Softmax output, dropout mask and dropout output: 5 a s^2 b / t (Korthikanti eq. 1 with
+    // the 1-byte mask).
+    const double scores = st.micro_batch * (m.heads / t) * (st.seq_len / st.cp) * st.seq_len;
+    bytes += (2 * e + 1) * scores;
+  } else if (st.attention == spec::AttentionKernel::kFlash) {
+    bytes += kFp32 * tokens * m.heads / t;  // logsumexp
+  }
+  // MLP block: norm input, up-projection input, activation input(s), down-projection input.
+  bytes += e * rep * h + e * rep * h;
+  bytes += e * tokens * ffn_width * (act_inputs + 1) / t;
+  return bytes;
+}
+
+MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
+  const ParamCounts p = param_counts(m);
+  MemoryBreakdown mem;
+
+  // Parameters of the worst stage: its share of layers plus the embedding or the output head
+  // (whichever is larger), split by TP; MoE experts are further split by EP.
+  const double layers_per_stage = static_cast<double>(m.layers) / st.pp;
+  const double layer_params =
+      m.is_moe() ? (p.per_layer_moe - p.per_layer_dense) / st.ep + p.per_layer_dense : p.per_layer_dense;
+  const double edge = st.pp == 1 ? p.embedding + p.output : std::max(p.embedding, p.output);
+  const double params = (layers_per_stage * layer_params + edge) / st.tp;
+
+  const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
+  mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
+  if (st.zero_stage >= 3) {
+    // FSDP gathers one layer (unit) at a time and prefetches the next: two units resident.
+    mem.weights_bytes += 2 * kBf16 * layer_params / st.tp;
+  }
+  mem.gradients_bytes = reduce_bytes(st.grad_reduce_dtype) * params / (st.zero_stage >= 2 ? shard : 1);
+  mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
+
+  const double per_layer = layer_activation_bytes(s, st.recompute);
+  const double in_flight = in_flight_micro_batches(s);
+  const double stage_layers = layers_per_stage;
+  mem.activations_bytes = per_layer * stage_layers * in_flight;
+  if (st.recompute == Recompute::kFull) {
+    // While one layer is recomputed its full activations exist once more.
+    mem.activations_bytes += layer_activation_bytes(s, Recompute::kNone);
+  }
+  // Logits of one micro-batch in BF16 plus their FP32 softmax copy (last stage).
+  const double logits = local_tokens(s) * m.vocab / st.tp;
+  mem.logits_bytes = (kBf16 + kFp32) * logits;
+
+  mem.runtime_bytes = kRuntimeBytes;
+  const double subtotal = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                          mem.activations_bytes + mem.logits_bytes + mem.runtime_bytes;
+  mem.fragmentation_bytes = kFragmentation * subtotal;
+  mem.total_bytes = subtotal + mem.fragmentation_bytes;
+  mem.capacity_bytes = s.cluster.gpu.hbm_bytes;
+  mem.fits = mem.total_bytes <= mem.capacity_bytes;
+  return mem;
+}
+
+}  // namespace stepcast::workload

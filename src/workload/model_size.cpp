@@ -1,0 +1,62 @@
+#include "workload/model_size.h"
+
+namespace stepcast::workload {
+namespace {
+
+double norm_params(const spec::ModelSpec& m) {
+  return m.norm == spec::NormKind::kLayerNorm ? 2.0 * m.hidden : 1.0 * m.hidden;
+}
+
+double mlp_params(const spec::ModelSpec& m, double ffn) {
+  const double h = m.hidden;
+  const double matrices = m.mlp == spec::MlpKind::kSwiglu ? 3 * h * ffn : 2 * h * ffn;
+  const double biases = m.bias ? ffn * (m.mlp == spec::MlpKind::kSwiglu ? 2 : 1) + h : 0;
+  return matrices + biases;
+}
+
+double attention_params(const spec::ModelSpec& m) {
+  const double h = m.hidden;
+  const double hd = m.effective_head_dim();
+  const double qkv = h * (m.heads + 2.0 * m.kv_heads) * hd;
+  const double out = m.heads * hd * h;
+  const double biases = m.bias ? (m.heads + 2.0 * m.kv_heads) * hd + h : 0;
+  return qkv + out + biases;
+}
+
+}  // namespace
+
+ParamCounts param_counts(const spec::ModelSpec& m) {
+  ParamCounts p;
+  const double attention = attention_params(m) + 2 * norm_params(m);
+  p.per_layer_dense = attention + mlp_params(m, m.ffn);
+  if (m.is_moe()) {
+    const double expert = mlp_params(m, m.moe.expert_ffn);
+    const double router = static_cast<double>(m.hidden) * m.moe.experts;
+    p.per_layer_moe = attention + router + expert * (m.moe.experts + m.moe.shared_experts);
+    p.per_layer_moe_active = attention + router + expert * (m.moe.top_k + m.moe.shared_experts);
+  }
+  p.embedding = static_cast<double>(m.vocab) * m.hidden;
+  if (m.position == spec::PositionKind::kLearned) p.embedding += static_cast<double>(m.max_seq) * m.hidden;
+  p.output = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * m.hidden;
+  p.final_norm = norm_params(m);
+  const int moe_layers = m.is_moe() ? m.layers - m.moe.dense_layers : 0;
+  const int dense_layers = m.layers - moe_layers;
+  p.total = dense_layers * p.per_layer_dense + moe_layers * p.per_layer_moe + p.embedding +
+            p.output + p.final_norm;
+  // The output projection is multiplied by every token whether or not it is tied.
+  p.active = dense_layers * p.per_layer_dense + moe_layers * p.per_layer_moe_active +
+             static_cast<double>(m.vocab) * m.hidden + p.final_norm;
+  return p;
+}
+
+double model_flops_per_token(const spec::ModelSpec& m, int seq_len) {
+  const double attention = 12.0 * m.layers * m.heads * m.effective_head_dim() * seq_len;
+  return 6 * param_counts(m).active + attention;
+}
+
+double megatron_eq3_flops(const spec::ModelSpec& m, int global_batch, int seq_len) {
+  const double B = global_batch, s = seq_len, l = m.layers, h = m.hidden, V = m.vocab;
+  return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+}
+
+}  // namespace stepcast::workload

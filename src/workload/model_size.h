@@ -1,0 +1,35 @@
+// Parameter counts and the FLOP conventions used to report MFU, HFU and TFLOP/s.
+//
+// MFU convention (PaLM, Chowdhery et al. 2022, App. B; also llm-foundry and torchtitan):
+//   model FLOPs per token = 6 * N + 12 * layers * (heads * head_dim) * seq_len
+// where N counts every parameter a token multiplies by (all but the input embedding table; MoE:
+// the routed experts a token visits, top_k, plus shared experts) and the attention term counts
+// QK^T and PV without causal skipping. Recomputation is not model work: MFU excludes it, HFU
+// includes it.
+#pragma once
+
+#include "spec/scenario.h"
+
+namespace stepcast::workload {
+
+struct ParamCounts {
+  double per_layer_dense = 0;   // one dense transformer layer (attention + MLP + norms)
+  double per_layer_moe = 0;     // one MoE layer, all experts
+  double per_layer_moe_active = 0;  // one MoE layer, the experts one token visits
+  double embedding = 0;         // input embedding (+ learned positions)
+  double output = 0;            // output projection; 0 when tied to the embedding
+  double final_norm = 0;
+  double total = 0;             // all parameters
+  double active = 0;            // parameters one token multiplies by (N of the MFU convention)
+};
+
+ParamCounts param_counts(const spec::ModelSpec& m);
+
+/// Model FLOPs per token under the MFU convention above, for sequences of seq_len tokens.
+double model_flops_per_token(const spec::ModelSpec& m, int seq_len);
+
+/// FLOPs per iteration under Narayanan et al. SC'21 Eq. 3, which assumes full recomputation:
+/// 96 B s l h^2 (1 + s / (6h) + V / (16 l h)). Their Tables 1 and 2 report TFLOP/s in it.
+double megatron_eq3_flops(const spec::ModelSpec& m, int global_batch, int seq_len);
+
+}  // namespace stepcast::workload

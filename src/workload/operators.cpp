@@ -1,0 +1,201 @@
+#include "workload/operators.h"
+
+#include "core/error.h"
+
+namespace stepcast::workload {
+namespace {
+
+using spec::AttentionKernel;
+using spec::MlpKind;
+using spec::PositionKind;
+using spec::Scenario;
+
+constexpr double kFp32Bytes = 4;
+constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes (Megatron, PyTorch)
+
+Op gemm(const char* name, double m, double n, double k, double instances, double e) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.instances = instances;
+  op.flops = 2 * m * n * k * instances;
+  op.bytes = e * (m * k + k * n + m * n) * instances;
+  op.bwd_flops = 2;  // dX = dY W^T and dW = X^T dY, each as large as the forward
+  op.bwd_bytes = 2;
+  op.fp8_capable = true;
+  return op;
+}
+
+Op memory_op(const char* name, double bytes, double bwd_bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kMemory;
+  op.bytes = bytes;
+  op.bwd_flops = 0;
+  op.bwd_bytes = bwd_bytes;
+  return op;
+}
+
+// Tokens an op outside the tensor-parallel region sees: all of them, or 1/tp with sequence
+// parallelism (Korthikanti et al. 2022, §4.2.2).
+double replicated_tokens(const Scenario& s) {
+  const double t = local_tokens(s);
+  return s.strategy.sequence_parallel ? t / s.strategy.tp : t;
+}
+
+// A norm reads x and writes y (forward); backward reads x and dy and writes dx.
+Op norm(const char* name, double tokens, double hidden, double e) {
+  return memory_op(name, 2 * e * tokens * hidden, 1.5);
+}
+
+// Residual add: reads two tensors, writes one; backward passes the gradient through (fused away).
+Op residual(const char* name, double tokens, double hidden, double e) {
+  return memory_op(name, 3 * e * tokens * hidden, 1.0);
+}
+
+void add_attention(const Scenario& s, LayerOps& out) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
+  const double e = activation_bytes(st);
+  const double hd = m.effective_head_dim();
+  const double queries = st.seq_len / static_cast<double>(st.cp);  // local query positions
+  const double keys = st.seq_len;                                   // context each query can see
+  const double instances = st.micro_batch * static_cast<double>(m.heads) / st.tp;
+  if (st.attention == AttentionKernel::kFlash) {
+    // FlashAttention skips the masked upper triangle: on average a query sees half the keys (with
+    // context parallelism the load-balanced chunks keep that average). QK^T and PV: 2 x 2 FLOPs
+    // per (query, key, dim). Backward recomputes QK^T: 5 matmuls vs 2 (Dao 2023, FA2 §3.1.2).
+    Op op;
+    op.name = "attention";
+    op.kind = OpKind::kAttention;
+    op.m = queries;
+    op.n = keys;
+    op.k = hd;
+    op.instances = instances;
+    op.flops = 4 * queries * (keys / 2) * hd * instances;
+    const double q_and_o = 2 * queries * hd * instances;
+    const double kv = 2 * keys * hd * st.micro_batch * static_cast<double>(m.kv_heads) / st.tp;
+    op.bytes = e * (q_and_o + kv) + kFp32Bytes * queries * instances;  // + logsumexp
+    op.bwd_flops = 2.5;
+    op.bwd_bytes = 2;
+    op.core_attention = true;
+    out.add(op);
+    return;
+  }
+  // Unfused attention (Megatron-LM before FlashAttention): the full s x s score matrix is
+  // written to HBM, softmaxed, dropped out and multiplied by V. No causal skipping.
+  const double elements = queries * keys * instances;
+  Op ops[] = {gemm("attention_scores", queries, keys, hd, instances, e),
+              memory_op("softmax", 2 * e * elements, 1.5),
+              memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
+              gemm("attention_values", queries, hd, keys, instances, e)};
+  for (Op& op : ops) {
+    op.fp8_capable = false;
+    op.core_attention = true;
+    out.add(op);
+  }
+}
+
+void add_dense_mlp(const Scenario& s, double tokens, double ffn, const char* up_name,
+                   const char* act_name, const char* down_name, double instances,
+                   LayerOps& out) {
+  const spec::ModelSpec& m = s.model;
+  const double e = activation_bytes(s.strategy);
+  const double f = ffn / s.strategy.tp;
+  if (m.mlp == MlpKind::kSwiglu) {
+    out.add(gemm(up_name, tokens, 2 * f, m.hidden, instances, e));
+    // silu(gate) * up: reads two tensors, writes one; backward reads both and dy, writes two.
+    out.add(memory_op(act_name, 3 * e * tokens * f * instances, 5.0 / 3.0));
+  } else {
+    out.add(gemm(up_name, tokens, f, m.hidden, instances, e));
+    out.add(memory_op(act_name, 2 * e * tokens * f * instances, 1.5));
+  }
+  out.add(gemm(down_name, tokens, m.hidden, f, instances, e));
+}
+
+}  // namespace
+
+void LayerOps::add(const Op& op) {
+  STEPCAST_ASSERT(count < kMaxOps, "a layer has more operators than LayerOps can hold");
+  ops[count++] = op;
+}
+
+double activation_bytes(const spec::Strategy& st) {
+  return st.dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
+}
+
+double local_tokens(const Scenario& s) {
+  return s.strategy.micro_batch * static_cast<double>(s.strategy.seq_len) / s.strategy.cp;
+}
+
+LayerOps layer_ops(const Scenario& s, bool moe_layer) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
+  const double e = activation_bytes(st);
+  const double tokens = local_tokens(s);
+  const double rep = replicated_tokens(s);
+  const double hd = m.effective_head_dim();
+  LayerOps out;
+
+  out.add(norm("attention_norm", rep, m.hidden, e));
+  out.add(gemm("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e));
+  if (m.position == PositionKind::kRope) {
+    out.add(memory_op("rope", 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp, 1.0));
+  }
+  add_attention(s, out);
+  out.add(gemm("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e));
+  out.add(residual("attention_residual", rep, m.hidden, e));
+  out.add(norm("mlp_norm", rep, m.hidden, e));
+
+  if (moe_layer) {
+    const spec::MoeSpec& moe = m.moe;
+    Op router = gemm("router", tokens, moe.experts, m.hidden, 1, e);
+    router.fp8_capable = false;
+    out.add(router);
+    // Each GPU holds experts/ep experts; the EP group's tokens are spread over them, so a GPU
+    // computes tokens * top_k * capacity_factor token-expert pairs, split over its experts.
+    const double local_experts = static_cast<double>(moe.experts) / st.ep;
+    const double per_expert = tokens * moe.top_k * moe.capacity_factor / local_experts;
+    add_dense_mlp(s, per_expert, moe.expert_ffn, "expert_up", "expert_activation", "expert_down",
+                  local_experts, out);
+    if (moe.shared_experts > 0) {
+      add_dense_mlp(s, tokens, static_cast<double>(moe.expert_ffn) * moe.shared_experts,
+                    "shared_expert_up", "shared_expert_activation", "shared_expert_down", 1, out);
+    }
+  } else {
+    add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
+  }
+  out.add(residual("mlp_residual", rep, m.hidden, e));
+  return out;
+}
+
+LayerOps embedding_ops(const Scenario& s) {
+  const double e = activation_bytes(s.strategy);
+  LayerOps out;
+  // Gather one row per token; backward scatter-adds the rows into the FP32 gradient.
+  const double tokens = local_tokens(s);
+  out.add(memory_op("embedding", 2 * e * tokens * s.model.hidden,
+                    (e + 2 * kFp32Bytes) / (2 * e)));
+  return out;
+}
+
+LayerOps head_ops(const Scenario& s) {
+  const spec::ModelSpec& m = s.model;
+  const double e = activation_bytes(s.strategy);
+  const double tokens = local_tokens(s);
+  const double vocab = static_cast<double>(m.vocab) / s.strategy.tp;
+  LayerOps out;
+  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e));
+  out.add(gemm("vocab_projection", tokens, vocab, m.hidden, 1, e));
+  // Vocab-parallel cross entropy: read the logits, write them as FP32, read them again for the
+  // max/sum-exp; backward writes the logit gradient from the saved FP32 softmax.
+  const double logits = tokens * vocab;
+  out.add(memory_op("cross_entropy", (e + 2 * kFp32Bytes) * logits,
+                    (kFp32Bytes + e) / (e + 2 * kFp32Bytes)));
+  return out;
+}
+
+}  // namespace stepcast::workload

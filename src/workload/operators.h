@@ -1,0 +1,67 @@
+// The operators of one training micro-batch on one GPU, with their FLOPs and HBM bytes, under the
+// strategy's sharding (TP, SP, CP, EP). The analytic model prices each with cost/compute.h; the
+// event graph builder (later) turns them into tasks.
+//
+//   workload::LayerOps ops = workload::layer_ops(scenario, /*moe_layer=*/false);
+//   for (const workload::Op& op : ops) total += cost::op_time_s(op, Pass::kForward, gpu, dtype);
+//
+// Units: FLOPs and bytes per micro-batch per GPU, forward pass. Backward multiplies by the op's
+// bwd factors. Element sizes: activations in the training dtype (2 bytes for BF16/FP8 training,
+// whose activations stay BF16), softmax statistics in FP32.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "spec/scenario.h"
+
+namespace stepcast::workload {
+
+enum class OpKind {
+  kGemm,       // a (batched) matrix multiply on tensor cores
+  kAttention,  // fused FlashAttention core (QK^T, softmax, PV in one kernel)
+  kMemory,     // bandwidth-bound: norms, activations, residuals, softmax, dropout, RoPE, embedding
+};
+
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::kMemory;
+  double flops = 0;        // forward FLOPs (a multiply-add counts 2)
+  double bytes = 0;        // forward HBM bytes read + written
+  double m = 0, n = 0, k = 0;  // GEMM / attention shape per instance (kGemm, kAttention)
+  double instances = 1;    // batched GEMMs or attention heads x sequences run together
+  double bwd_flops = 2;    // backward FLOPs / forward FLOPs (2 for GEMMs: dX and dW)
+  double bwd_bytes = 2;    // backward bytes / forward bytes
+  bool fp8_capable = false;  // runs in FP8 when the strategy's dtype is FP8 (linear layers)
+  bool core_attention = false;  // recomputed by selective recomputation (Korthikanti §5)
+};
+
+/// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.
+inline constexpr std::size_t kMaxOps = 24;
+
+struct LayerOps {
+  std::array<Op, kMaxOps> ops{};
+  std::size_t count = 0;
+
+  void add(const Op& op);
+  const Op* begin() const { return ops.data(); }
+  const Op* end() const { return ops.data() + count; }
+};
+
+/// One transformer layer for one micro-batch on one GPU of the tensor/context/expert-parallel
+/// group. `moe_layer` selects the routed-expert MLP for MoE models.
+LayerOps layer_ops(const spec::Scenario& s, bool moe_layer);
+
+/// Input embedding lookup (first stage) and output projection + softmax cross-entropy loss (last
+/// stage) for one micro-batch on one GPU.
+LayerOps embedding_ops(const spec::Scenario& s);
+LayerOps head_ops(const spec::Scenario& s);
+
+/// Tokens each GPU processes per micro-batch: micro_batch * seq_len / cp.
+double local_tokens(const spec::Scenario& s);
+
+/// Bytes per activation element of the strategy (2: BF16/FP16 and FP8 training keep BF16
+/// activations; 4: FP32).
+double activation_bytes(const spec::Strategy& st);
+
+}  // namespace stepcast::workload

@@ -1,0 +1,41 @@
+#include "workload/placement.h"
+
+#include <algorithm>
+
+namespace stepcast::workload {
+namespace {
+
+int degree(const spec::Strategy& st, spec::Axis axis) {
+  switch (axis) {
+    case spec::Axis::kTp: return st.tp;
+    case spec::Axis::kCp: return st.cp;
+    case spec::Axis::kEp: return 1;  // shares the DP ranks
+    case spec::Axis::kDp: return st.dp;
+    case spec::Axis::kPp: return st.pp;
+  }
+  return 1;
+}
+
+int stride_of(const spec::Strategy& st, spec::Axis axis) {
+  int stride = 1;
+  for (spec::Axis a : st.placement) {
+    if (a == axis) break;
+    stride *= degree(st, a);
+  }
+  return stride;
+}
+
+}  // namespace
+
+GroupShape group_of(const spec::Strategy& st, spec::Axis axis) {
+  if (axis == spec::Axis::kEp) return {st.ep, stride_of(st, spec::Axis::kDp)};
+  return {degree(st, axis), stride_of(st, axis)};
+}
+
+GroupShape gradient_group(const spec::Strategy& st) {
+  if (st.cp == 1) return group_of(st, spec::Axis::kDp);
+  if (st.dp == 1) return group_of(st, spec::Axis::kCp);
+  return {st.dp * st.cp, std::min(stride_of(st, spec::Axis::kDp), stride_of(st, spec::Axis::kCp))};
+}
+
+}  // namespace stepcast::workload

@@ -1,0 +1,26 @@
+// Where the ranks of each parallel group sit: GPUs are numbered node by node, and the strategy's
+// placement order lays the axes onto them innermost first (default TP, CP, EP, DP, PP: TP inside
+// a node, PP across nodes). A group of axis X holds degree(X) ranks spaced by the product of the
+// degrees of the axes placed inside X.
+//
+//   placement tp,cp,dp,pp with tp 8, cp 1, dp 4, pp 2:  TP group stride 1 (one node),
+//   DP group stride 8 (one rank per node), PP group stride 32.
+#pragma once
+
+#include "spec/strategy.h"
+
+namespace stepcast::workload {
+
+struct GroupShape {
+  int size = 1;
+  int stride = 1;
+};
+
+/// The group of `axis`. Expert parallelism is carved out of data parallelism (Megatron): the EP
+/// group takes the DP position with ep ranks; the DP axis keeps its full degree.
+GroupShape group_of(const spec::Strategy& st, spec::Axis axis);
+
+/// The group over which gradients are reduced and ZeRO shards: DP and CP ranks together.
+GroupShape gradient_group(const spec::Strategy& st);
+
+}  // namespace stepcast::workload

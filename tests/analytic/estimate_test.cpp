@@ -1,0 +1,85 @@
+#include "analytic/estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "spec/presets.h"
+
+namespace stepcast::analytic {
+namespace {
+
+spec::Scenario scenario(const char* model, const char* cluster, int gpus, int tp, int pp, int vp,
+                        int micro_batch, int global_batch, int seq) {
+  spec::Scenario s;
+  s.model = spec::model_preset(model);
+  s.cluster = spec::cluster_preset(cluster);
+  s.gpus = gpus;
+  s.strategy.tp = tp;
+  s.strategy.pp = pp;
+  s.strategy.vp = vp;
+  s.strategy.micro_batch = micro_batch;
+  s.strategy.global_batch = global_batch;
+  s.strategy.seq_len = seq;
+  return spec::complete_and_validate(s);
+}
+
+double pipeline_time(const Estimate& e) {
+  return e.step_time_s - e.breakdown.dp_comm_s - e.breakdown.optimizer_s;
+}
+
+TEST(Estimate, BreakdownAddsUpToStepTime) {
+  const Estimate e = estimate(scenario("llama3.1-70b", "dgx-h100", 64, 8, 4, 1, 1, 64, 4096));
+  const Breakdown& b = e.breakdown;
+  const double sum = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s +
+                     b.fsdp_comm_s + b.bubble_s + b.dp_comm_s + b.optimizer_s + b.other_s;
+  EXPECT_NEAR(sum, e.step_time_s, 1e-9 * e.step_time_s);
+}
+
+TEST(Estimate, OneF1BBubbleIsPipelineMinusOneOverMicroBatchesPlusPipelineMinusOne) {
+  // 1F1B: (m + p - 1) slots of one micro-batch each, p - 1 of them idle (Narayanan 2021 §2.2.1).
+  const int p = 4, m = 16;
+  const Estimate e = estimate(scenario("llama3.1-70b", "dgx-h100", 64, 8, p, 1, 1, 2 * m, 4096));
+  EXPECT_NEAR(e.breakdown.bubble_s / pipeline_time(e), (p - 1.0) / (m + p - 1.0), 1e-9);
+}
+
+TEST(Estimate, InterleavingDividesTheBubbleByVirtualStages) {
+  // Interleaved 1F1B: the bubble shrinks to (p - 1) / v micro-batch slots (§2.2.2).
+  const int p = 4, m = 16, v = 2;
+  const Estimate e = estimate(scenario("llama3.1-70b", "dgx-h100", 64, 8, p, v, 1, 2 * m, 4096));
+  const double slots = (p - 1.0) / v;
+  EXPECT_NEAR(e.breakdown.bubble_s / pipeline_time(e), slots / (m + slots), 1e-9);
+}
+
+TEST(Estimate, ModelThatDoesNotFitIsAnAnswerNotAnError) {
+  const Estimate e = estimate(scenario("llama3.1-405b", "dgx-h100", 8, 8, 1, 1, 1, 1, 4096));
+  EXPECT_FALSE(e.memory.fits);
+  EXPECT_GT(e.memory.total_bytes, e.memory.capacity_bytes);
+  EXPECT_GT(e.step_time_s, 0);
+}
+
+TEST(Estimate, MfuIsModelFlopsOverPeakAndHfuAddsRecompute) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096);
+  const Estimate plain = estimate(s);
+  EXPECT_NEAR(plain.mfu, plain.hfu, 1e-12);
+  EXPECT_NEAR(plain.mfu, plain.tflops_per_gpu * 1e12 / s.cluster.gpu.peak_bf16_flops, 1e-12);
+  s.strategy.recompute = spec::Recompute::kFull;
+  const Estimate full = estimate(s);
+  EXPECT_GT(full.hfu, full.mfu);
+  EXPECT_GT(full.step_time_s, plain.step_time_s);
+}
+
+TEST(Estimate, Fp8IsFasterThanBf16OnH100) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 2, 16, 8192);
+  const double bf16 = estimate(s).step_time_s;
+  s.strategy.dtype = spec::Dtype::kFp8;
+  EXPECT_LT(estimate(s).step_time_s, bf16);
+}
+
+TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {
+  const Estimate e = estimate(scenario("llama3.1-70b", "dgx-h100", 64, 8, 4, 1, 1, 64, 4096));
+  EXPECT_GT(e.breakdown.tp_comm_s, 0);
+  const Estimate one = estimate(scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096));
+  EXPECT_EQ(one.breakdown.tp_comm_s, 0);
+}
+
+}  // namespace
+}  // namespace stepcast::analytic

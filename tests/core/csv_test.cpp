@@ -1,0 +1,40 @@
+#include "core/csv.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace stepcast::core {
+namespace {
+
+TEST(Csv, ReadsQuotedCellsWithCommasQuotesAndNewlines) {
+  const CsvTable t = read_csv("t.csv", "a,b,c\n1,\"x, \"\"y\"\"\",\"two\nlines\"\n3,,z\n");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].cells[1], "x, \"y\"");
+  EXPECT_EQ(t.rows[0].cells[2], "two\nlines");
+  EXPECT_EQ(t.rows[1].line, 4);
+  EXPECT_EQ(t.rows[1].cells[1], "");
+  EXPECT_EQ(t.column("c"), 2);
+  EXPECT_EQ(t.column("d"), -1);
+}
+
+TEST(Csv, RejectsRecordWithWrongCellCountNamingTheLine) {
+  try {
+    read_csv("t.csv", "a,b\n1,2\n3\n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "t.csv:3: expected 2 cells as in the header, got 1");
+  }
+}
+
+TEST(Csv, RejectsUnterminatedQuote) {
+  try {
+    read_csv("t.csv", "a,b\n1,\"open\n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "t.csv:2: unterminated quoted field");
+  }
+}
+
+}  // namespace
+}  // namespace stepcast::core

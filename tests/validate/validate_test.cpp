@@ -1,0 +1,75 @@
+#include "validate/validate.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace stepcast::validate {
+namespace {
+
+const char* kVtrainHeader =
+    "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+    "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n";
+
+TEST(ReadTable, DetectsVtrainSchemaWithAndWithoutParametersColumn) {
+  const std::string plain = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n";
+  const std::string with_params =
+      "Parameters (billion)," + std::string(kVtrainHeader) + "0.35,8,32,4,1024,16,24,1024,2,2,2,219.7\n";
+  for (const std::string& text : {plain, with_params}) {
+    const std::vector<Case> cases = read_table("v.csv", text, {});
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].reason, "");
+    EXPECT_EQ(cases[0].quantity, Quantity::kIterationTime);
+    EXPECT_DOUBLE_EQ(cases[0].measured, 0.2197);
+    EXPECT_EQ(cases[0].scenario.strategy.tp, 2);
+    EXPECT_EQ(cases[0].scenario.cluster.name, "dgx-a100-80g");
+  }
+}
+
+TEST(ReadTable, RejectsMissingColumnNamingItAndTheSchema) {
+  const std::string text = "# GPUs,global batch,micro batch\n8,32,4\n";
+  try {
+    read_table("v.csv", text, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "v.csv:1: missing column \"hidden size\"");
+    EXPECT_EQ(e.hint().rfind("the vTrain schema has the columns: # GPUs, global batch", 0), 0u);
+  }
+}
+
+TEST(ReadTable, RejectsNonNumericCellNamingLineAndColumn) {
+  const std::string text = std::string(kVtrainHeader) + "8,32,four,1024,16,24,1024,2,2,2,219.7\n";
+  try {
+    read_table("v.csv", text, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "v.csv:2: micro batch: expected a number, got \"four\"");
+  }
+}
+
+TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
+  // 8 GPUs but tp 2 x dp 2 x pp 1 = 4.
+  const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,1,219.7\n";
+  const std::vector<Case> cases = read_table("v.csv", text, {});
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_NE(cases[0].reason, "");
+  const Report r = run(cases);
+  EXPECT_EQ(r.overall.rows, 1);
+  EXPECT_EQ(r.overall.predicted, 0);
+}
+
+TEST(Run, SummarisesAbsoluteErrorsPerSource) {
+  const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
+                           "4,16,4,2048,16,24,1024,1,2,2,410.5\n";
+  const Report r = run(read_table("v.csv", text, {}));
+  ASSERT_EQ(r.rows.size(), 2u);
+  const double a = std::abs(r.rows[0].error), b = std::abs(r.rows[1].error);
+  EXPECT_NEAR(r.overall.mape, (a + b) / 2, 1e-12);
+  EXPECT_NEAR(r.overall.max_ape, std::max(a, b), 1e-12);
+  EXPECT_NEAR(r.overall.median_ape, (a + b) / 2, 1e-12);
+  ASSERT_EQ(r.per_source.size(), 1u);
+  EXPECT_EQ(r.per_source[0].predicted, 2);
+}
+
+}  // namespace
+}  // namespace stepcast::validate

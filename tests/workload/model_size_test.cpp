@@ -1,0 +1,64 @@
+#include "workload/model_size.h"
+
+#include <gtest/gtest.h>
+
+#include "spec/presets.h"
+#include "workload/operators.h"
+
+namespace stepcast::workload {
+namespace {
+
+spec::ModelSpec gpt(int layers, int hidden, int heads) {
+  spec::ModelSpec m;
+  m.name = "gpt";
+  m.layers = layers;
+  m.hidden = hidden;
+  m.ffn = 4 * hidden;
+  m.heads = m.kv_heads = heads;
+  m.vocab = 51200;
+  m.max_seq = 2048;
+  m.bias = true;
+  m.tied_embeddings = true;
+  return m;
+}
+
+TEST(ParamCounts, MatchesNarayananParameterFormulaForGpt) {
+  // Narayanan et al. 2021 §5.1: P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)).
+  const spec::ModelSpec m = gpt(96, 12288, 96);
+  const double l = 96, h = 12288, V = 51200, s = 2048;
+  const double expected = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+  // The formula leaves out the final layer norm (2h).
+  EXPECT_DOUBLE_EQ(param_counts(m).total, expected + 2 * h);
+}
+
+TEST(ParamCounts, MatchesLlama31_8bPublishedCount) {
+  // Hugging Face reports 8,030,261,248 parameters for Llama-3.1-8B.
+  EXPECT_DOUBLE_EQ(param_counts(spec::model_preset("llama3.1-8b")).total, 8030261248.0);
+}
+
+TEST(ModelFlops, IsSixNPlusAttentionTerm) {
+  const spec::ModelSpec m = gpt(24, 2048, 16);
+  const ParamCounts p = param_counts(m);
+  const double positions = 2048.0 * 2048;  // learned positions are a lookup, not a matmul
+  const double n = p.total - positions;
+  EXPECT_DOUBLE_EQ(model_flops_per_token(m, 2048), 6 * n + 12.0 * 24 * 2048 * 2048);
+}
+
+TEST(LayerOps, ForwardFlopsAreTwiceLinearParamsPerTokenPlusCausalAttention) {
+  spec::Scenario s;
+  s.model = gpt(24, 2048, 16);
+  s.strategy.tp = 2;
+  s.strategy.micro_batch = 2;
+  s.strategy.seq_len = 1024;
+  s.strategy.dp = 1;
+  const LayerOps ops = layer_ops(s, false);
+  double linear = 0, attention = 0;
+  for (const Op& op : ops) (op.kind == OpKind::kAttention ? attention : linear) += op.flops;
+  const double tokens = 2 * 1024, h = 2048;
+  EXPECT_DOUBLE_EQ(linear, 2 * tokens * 12 * h * h / 2);
+  // QK^T and PV over the causal half: 4 * tokens * (seq / 2) * hidden, split over TP.
+  EXPECT_DOUBLE_EQ(attention, 4 * tokens * (1024 / 2.0) * h / 2);
+}
+
+}  // namespace
+}  // namespace stepcast::workload
