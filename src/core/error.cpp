@@ -37,17 +37,29 @@ void Error::render() {
   if (!where_.file.empty()) {
     rendered_ += where_.file;
     if (where_.line > 0) {
-      rendered_ += ":" + std::to_string(where_.line);
-      if (where_.column > 0) rendered_ += ":" + std::to_string(where_.column);
+      rendered_ += ':';
+      rendered_ += std::to_string(where_.line);
+      if (where_.column > 0) {
+        rendered_ += ':';
+        rendered_ += std::to_string(where_.column);
+      }
     }
     rendered_ += ": ";
   }
-  if (!field_.empty()) rendered_ += field_ + ": ";
+  if (!field_.empty()) {
+    rendered_ += field_;
+    rendered_ += ": ";
+  }
   if (kind_ == ErrorKind::kInternal) rendered_ += "internal error (a bug): ";
   rendered_ += message_;
   if (!excerpt_.empty()) {
-    rendered_ += "\n  " + excerpt_;
-    if (where_.column > 0) rendered_ += "\n  " + std::string(where_.column - 1, ' ') + "^";
+    rendered_ += "\n  ";
+    rendered_ += excerpt_;
+    if (where_.column > 0) {
+      rendered_ += "\n  ";
+      rendered_.append(static_cast<size_t>(where_.column - 1), ' ');
+      rendered_ += '^';
+    }
   }
 }
 

@@ -1,0 +1,479 @@
+#include "spec/hf_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/spellcheck.h"
+
+namespace stepcast::spec {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> kTypes = {"deepseek_v2", "deepseek_v3", "gpt2",
+                                                  "gpt_neox",    "llama",       "mistral",
+                                                  "mixtral",     "qwen2",       "qwen2_moe"};
+  return kTypes;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+struct TextPosition {
+  int line = 0;
+  int column = 0;
+  std::string line_text;
+};
+
+// 1-based line and column of byte `index` (clamped to the end of the text) and the line holding
+// it. A newline belongs to the line it ends, so an error found on reading it points one past that
+// line's last character.
+TextPosition position_of(std::string_view text, size_t index) {
+  index = std::min(index, text.size());
+  TextPosition p;
+  p.line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + index, '\n'));
+  const size_t previous_newline = index == 0 ? std::string_view::npos : text.rfind('\n', index - 1);
+  const size_t line_start = previous_newline == std::string_view::npos ? 0 : previous_newline + 1;
+  const size_t line_end = std::min(text.find('\n', line_start), text.size());
+  p.column = static_cast<int>(index - line_start) + 1;
+  p.line_text = std::string(text.substr(line_start, line_end - line_start));
+  if (!p.line_text.empty() && p.line_text.back() == '\r') p.line_text.pop_back();
+  return p;
+}
+
+// nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 4, column 1:
+// syntax error ..."; we print our own location, so only the description after the prefix is kept.
+std::string nlohmann_description(const std::string& what) {
+  std::string_view rest = what;
+  if (!rest.empty() && rest.front() == '[') {
+    const size_t close = rest.find("] ");
+    if (close != std::string_view::npos) rest.remove_prefix(close + 2);
+  }
+  if (rest.starts_with("parse error")) {
+    const size_t colon = rest.find(": ");
+    if (colon != std::string_view::npos) rest.remove_prefix(colon + 2);
+  }
+  return std::string(rest);
+}
+
+// Byte offset of the top-level key `"key":` in already-validated JSON text, or npos. Nested
+// objects are skipped so that a key inside e.g. rope_scaling is not mistaken for a top-level one.
+size_t top_level_key_offset(std::string_view text, std::string_view key) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      const size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (depth != 1 || text.substr(start + 1, i - start - 1) != key) continue;
+      const size_t after = text.find_first_not_of(" \t\r\n", i + 1);
+      if (after != std::string_view::npos && text[after] == ':') return start;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::string describe(const json& value) {
+  switch (value.type()) {
+    case json::value_t::string: {
+      std::string s = value.dump();
+      if (s.size() > 40) s = s.substr(0, 36) + "...\"";
+      return "the string " + s;
+    }
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return value.dump();
+  }
+}
+
+// Typed access to the top-level fields of one config, with errors that name the field, the
+// model_type when a field is missing, and the line that holds a bad value.
+class Fields {
+ public:
+  Fields(std::string_view source_name, std::string_view text, const json& root)
+      : source_name_(source_name), text_(text), root_(root) {}
+
+  void set_model_type(std::string model_type) { model_type_ = std::move(model_type); }
+
+  // True when the key is present with a non-null value (transformers treats null as unset).
+  bool has(const char* key) const {
+    const auto it = root_.find(key);
+    return it != root_.end() && !it->is_null();
+  }
+
+  const json* find(const char* key) const {
+    const auto it = root_.find(key);
+    return it == root_.end() ? nullptr : &*it;
+  }
+
+  int required_int(const char* key, int min_value = 1) const {
+    if (!has(key)) {
+      if (find(key) == nullptr) missing(key);
+      wrong_type(key, "an integer");
+    }
+    return to_int(key, min_value);
+  }
+
+  int optional_int(const char* key, int fallback, int min_value = 1) const {
+    return has(key) ? to_int(key, min_value) : fallback;
+  }
+
+  bool optional_bool(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!root_.at(key).is_boolean()) wrong_type(key, "true or false");
+    return root_.at(key).get<bool>();
+  }
+
+  std::optional<std::string> optional_string(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    if (!root_.at(key).is_string()) wrong_type(key, "a string");
+    return root_.at(key).get<std::string>();
+  }
+
+  [[noreturn]] void missing(const char* key) const {
+    throw Error(ErrorKind::kInvalidInput,
+                "missing, and model_type \"" + model_type_ + "\" requires it")
+        .at({std::string(source_name_)})
+        .in_field(key);
+  }
+
+  [[noreturn]] void wrong_type(const char* key, const std::string& expected) const {
+    fail(ErrorKind::kInvalidInput, key,
+         "expected " + expected + ", got " + describe(root_.at(key)));
+  }
+
+  // Throws an Error located at the line that holds `key`, with that line as the excerpt.
+  [[noreturn]] void fail(ErrorKind kind, const char* key, std::string message,
+                         std::string hint = {}) const {
+    Error error(kind, std::move(message), std::move(hint));
+    error.in_field(key);
+    const size_t offset = top_level_key_offset(text_, key);
+    if (offset == std::string_view::npos) {
+      error.at({std::string(source_name_)});
+    } else {
+      TextPosition p = position_of(text_, offset);
+      error.at({std::string(source_name_), p.line, p.column}).with_excerpt(std::move(p.line_text));
+    }
+    throw error;
+  }
+
+ private:
+  int to_int(const char* key, int min_value) const {
+    const json& v = root_.at(key);
+    double number = 0;
+    if (v.is_number_integer()) {
+      // Unsigned values beyond int64 wrap to negative here and are rejected below with the rest.
+      number = static_cast<double>(v.get<std::int64_t>());
+    } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
+      number = v.get<double>();
+    } else {
+      wrong_type(key, "an integer");
+    }
+    if (number < min_value) {
+      fail(ErrorKind::kInvalidInput, key,
+           "expected an integer >= " + std::to_string(min_value) + ", got " + v.dump());
+    }
+    if (number > std::numeric_limits<int>::max()) {
+      fail(ErrorKind::kInvalidInput, key,
+           "expected an integer <= " + std::to_string(std::numeric_limits<int>::max()) + ", got " +
+               v.dump());
+    }
+    return static_cast<int>(number);
+  }
+
+  std::string_view source_name_;
+  std::string_view text_;
+  const json& root_;
+  std::string model_type_;
+};
+
+// Llama-style MLPs are gated (gate_proj, up_proj, down_proj); stepcast models the gate as SwiGLU,
+// which is what hidden_act "silu" means there.
+MlpKind gated_mlp(const Fields& f) {
+  const std::string act = f.optional_string("hidden_act").value_or("silu");
+  if (act != "silu" && act != "swish") {
+    f.fail(ErrorKind::kUnsupported, "hidden_act",
+           "a gated MLP with activation \"" + act + "\" is not supported",
+           "supported: silu (SwiGLU)");
+  }
+  return MlpKind::kSwiglu;
+}
+
+// GPT-2 and GPT-NeoX MLPs are two matrices around a GELU; the GELU approximations (gelu_new,
+// gelu_fast, gelu_pytorch_tanh) cost the same.
+MlpKind plain_mlp(const Fields& f, const char* key, const char* fallback) {
+  const std::string act = f.optional_string(key).value_or(fallback);
+  if (!act.starts_with("gelu")) {
+    f.fail(ErrorKind::kUnsupported, key, "an MLP with activation \"" + act + "\" is not supported",
+           "supported: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh");
+  }
+  return MlpKind::kGelu;
+}
+
+NormKind norm_kind(const Fields& f, NormKind fallback) {
+  if (f.has("rms_norm_eps")) return NormKind::kRmsNorm;
+  if (f.has("layer_norm_eps") || f.has("layer_norm_epsilon")) return NormKind::kLayerNorm;
+  return fallback;
+}
+
+// The fields llama, mistral, mixtral, qwen2, qwen2_moe and deepseek share.
+ModelSpec read_llama_like(const Fields& f) {
+  ModelSpec m;
+  m.layers = f.required_int("num_hidden_layers");
+  m.hidden = f.required_int("hidden_size");
+  m.ffn = f.required_int("intermediate_size");
+  m.heads = f.required_int("num_attention_heads");
+  // transformers: num_key_value_heads unset means multi-head attention.
+  m.kv_heads = f.optional_int("num_key_value_heads", m.heads);
+  m.head_dim = f.optional_int("head_dim", 0);
+  m.vocab = f.required_int("vocab_size");
+  m.max_seq = f.optional_int("max_position_embeddings", 0);
+  m.mlp = gated_mlp(f);
+  m.norm = norm_kind(f, NormKind::kRmsNorm);
+  m.position = PositionKind::kRope;
+  m.tied_embeddings = f.optional_bool("tie_word_embeddings", false);
+  return m;
+}
+
+void read_top_k(const Fields& f, const char* experts_key, ModelSpec& m) {
+  m.moe.top_k = f.required_int("num_experts_per_tok");
+  if (m.moe.top_k > m.moe.experts) {
+    f.fail(ErrorKind::kInvalidInput, "num_experts_per_tok",
+           "expected at most " + std::string(experts_key) + " " + std::to_string(m.moe.experts) +
+               ", got " + std::to_string(m.moe.top_k));
+  }
+}
+
+ModelSpec read_llama(const Fields& f) {
+  ModelSpec m = read_llama_like(f);
+  m.bias = f.optional_bool("attention_bias", false) || f.optional_bool("mlp_bias", false);
+  return m;
+}
+
+ModelSpec read_mixtral(const Fields& f) {
+  ModelSpec m = read_llama_like(f);
+  m.moe.experts = f.required_int("num_local_experts");
+  read_top_k(f, "num_local_experts", m);
+  m.moe.expert_ffn = m.ffn;  // every Mixtral layer is MoE; each expert has intermediate_size
+  return m;
+}
+
+// Qwen2-MoE: one shared expert of shared_expert_intermediate_size, expressed as that many
+// routed-expert-sized copies, and the layers in mlp_only_layers dense (transformers
+// Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0).
+ModelSpec read_qwen2_moe(const Fields& f) {
+  ModelSpec m = read_llama_like(f);
+  m.moe.experts = f.required_int("num_experts");
+  read_top_k(f, "num_experts", m);
+  m.moe.expert_ffn = f.required_int("moe_intermediate_size");
+  const int shared = f.optional_int("shared_expert_intermediate_size", 0, 0);
+  if (shared % m.moe.expert_ffn != 0) {
+    f.fail(ErrorKind::kUnsupported, "shared_expert_intermediate_size",
+           std::to_string(shared) + " is not a multiple of moe_intermediate_size " +
+               std::to_string(m.moe.expert_ffn),
+           "stepcast models shared experts as copies of a routed expert");
+  }
+  m.moe.shared_experts = shared / m.moe.expert_ffn;
+  if (f.optional_int("decoder_sparse_step", 1) != 1) {
+    f.fail(ErrorKind::kUnsupported, "decoder_sparse_step",
+           "MoE layers interleaved with dense ones are not supported",
+           "stepcast models a leading run of dense layers only; use decoder_sparse_step 1");
+  }
+  if (const json* only = f.find("mlp_only_layers"); only != nullptr && !only->is_null()) {
+    if (!only->is_array()) f.wrong_type("mlp_only_layers", "an array of layer indices");
+    for (size_t i = 0; i < only->size(); ++i) {
+      if (!(*only)[i].is_number_integer() || (*only)[i].get<std::int64_t>() != std::int64_t(i)) {
+        f.fail(ErrorKind::kUnsupported, "mlp_only_layers",
+               "dense layers other than a leading run 0, 1, 2, ... are not supported",
+               "stepcast models a leading run of dense layers only");
+      }
+    }
+    m.moe.dense_layers = static_cast<int>(only->size());
+  }
+  return m;
+}
+
+// DeepSeek-V2/V3: MLA approximated as MHA (see hf_config.h); the first first_k_dense_replace
+// layers have a dense MLP of intermediate_size, the rest n_routed_experts routed and
+// n_shared_experts shared experts of moe_intermediate_size (DeepseekV3DecoderLayer).
+ModelSpec read_deepseek(const Fields& f) {
+  ModelSpec m = read_llama_like(f);
+  m.kv_heads = m.heads;
+  m.head_dim = f.required_int("qk_nope_head_dim") + f.required_int("qk_rope_head_dim");
+  m.moe.experts = f.required_int("n_routed_experts");
+  read_top_k(f, "n_routed_experts", m);
+  m.moe.expert_ffn = f.required_int("moe_intermediate_size");
+  m.moe.shared_experts = f.required_int("n_shared_experts", 0);
+  m.moe.dense_layers = f.required_int("first_k_dense_replace", 0);
+  if (m.moe.dense_layers > m.layers) {
+    f.fail(ErrorKind::kInvalidInput, "first_k_dense_replace",
+           "expected at most num_hidden_layers " + std::to_string(m.layers) + ", got " +
+               std::to_string(m.moe.dense_layers));
+  }
+  if (f.optional_int("moe_layer_freq", 1) != 1) {
+    f.fail(ErrorKind::kUnsupported, "moe_layer_freq",
+           "MoE layers interleaved with dense ones are not supported",
+           "stepcast models a leading run of dense layers only; use moe_layer_freq 1");
+  }
+  return m;
+}
+
+// GPT-2 (GPT2Config): learned positions, biases everywhere, tied embeddings unless stated.
+ModelSpec read_gpt2(const Fields& f) {
+  ModelSpec m;
+  m.layers = f.required_int("n_layer");
+  m.hidden = f.required_int("n_embd");
+  m.heads = f.required_int("n_head");
+  m.kv_heads = m.heads;
+  m.ffn = f.optional_int("n_inner", 4 * m.hidden);
+  m.vocab = f.required_int("vocab_size");
+  m.max_seq = f.optional_int("n_positions", f.optional_int("n_ctx", 0));
+  m.mlp = plain_mlp(f, "activation_function", "gelu_new");
+  m.norm = norm_kind(f, NormKind::kLayerNorm);
+  m.position = PositionKind::kLearned;
+  m.tied_embeddings = f.optional_bool("tie_word_embeddings", true);
+  m.bias = true;
+  return m;
+}
+
+// GPT-NeoX (Pythia, GPT-NeoX-20B): rotary on rotary_pct of each head, biases, untied embeddings.
+ModelSpec read_gpt_neox(const Fields& f) {
+  ModelSpec m;
+  m.layers = f.required_int("num_hidden_layers");
+  m.hidden = f.required_int("hidden_size");
+  m.ffn = f.required_int("intermediate_size");
+  m.heads = f.required_int("num_attention_heads");
+  m.kv_heads = m.heads;
+  m.vocab = f.required_int("vocab_size");
+  m.max_seq = f.optional_int("max_position_embeddings", 0);
+  m.mlp = plain_mlp(f, "hidden_act", "gelu");
+  m.norm = norm_kind(f, NormKind::kLayerNorm);
+  m.position = PositionKind::kRope;
+  m.tied_embeddings = f.optional_bool("tie_word_embeddings", false);
+  m.bias = true;
+  return m;
+}
+
+// The config keys that hold the head counts, for messages.
+struct HeadKeys {
+  const char* heads;
+  const char* hidden;
+  const char* kv_heads;
+};
+constexpr HeadKeys kGpt2Keys = {"n_head", "n_embd", "n_head"};
+constexpr HeadKeys kHeadKeys = {"num_attention_heads", "hidden_size", "num_key_value_heads"};
+
+// Checks the head counts the rest of stepcast divides by.
+void check_heads(const Fields& f, const ModelSpec& m, const HeadKeys& keys) {
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    f.fail(ErrorKind::kInvalidInput, keys.heads,
+           std::to_string(m.heads) + " heads do not divide " + keys.hidden + " " +
+               std::to_string(m.hidden),
+           "give head_dim, or a head count that divides the hidden size");
+  }
+  if (m.heads % m.kv_heads != 0) {
+    f.fail(ErrorKind::kInvalidInput, keys.kv_heads,
+           std::to_string(m.kv_heads) + " key/value heads do not divide " + keys.heads + " " +
+               std::to_string(m.heads));
+  }
+}
+
+// The Hub id when the config names one; the last path component when it names a local folder
+// (save_pretrained writes the checkpoint path there); otherwise the file's stem or folder.
+std::string model_name(const Fields& f, std::string_view source_name) {
+  if (const auto named = f.optional_string("_name_or_path"); named && !named->empty()) {
+    const char first = named->front();
+    if (first != '/' && first != '.' && first != '~') return *named;
+    std::filesystem::path path(*named);
+    if (!path.has_filename()) path = path.parent_path();
+    return path.filename().string();
+  }
+  const std::filesystem::path path(source_name);
+  if (path.stem() == "config" && path.parent_path().has_filename()) {
+    return path.parent_path().filename().string();
+  }
+  return path.stem().string();
+}
+
+}  // namespace
+
+ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    // e.byte counts the bytes read, so the offending one is e.byte - 1.
+    TextPosition p = position_of(text, e.byte > 0 ? e.byte - 1 : 0);
+    throw Error(ErrorKind::kInvalidInput, nlohmann_description(e.what()))
+        .at({std::string(source_name), p.line, p.column})
+        .with_excerpt(std::move(p.line_text));
+  } catch (const json::exception& e) {  // e.g. out_of_range.406, a number too large for a double
+    throw Error(ErrorKind::kInvalidInput, nlohmann_description(e.what()))
+        .at({std::string(source_name)});
+  }
+  if (!root.is_object()) {
+    throw Error(ErrorKind::kInvalidInput,
+                "expected a JSON object as in a transformers config.json, got " + describe(root))
+        .at({std::string(source_name)});
+  }
+
+  Fields f(source_name, text, root);
+  const std::optional<std::string> type = f.optional_string("model_type");
+  const std::string supported = joined(supported_model_types());
+  if (!type) {
+    throw Error(ErrorKind::kInvalidInput, "missing; expected one of " + supported)
+        .at({std::string(source_name)})
+        .in_field("model_type");
+  }
+  f.set_model_type(*type);
+
+  ModelSpec m;
+  if (*type == "llama") {
+    m = read_llama(f);
+  } else if (*type == "mistral" || *type == "qwen2") {
+    // Qwen2 puts biases on the Q, K and V projections only (under 0.01% of the parameters), so
+    // it is modelled without biases, like Mistral.
+    m = read_llama_like(f);
+  } else if (*type == "mixtral") {
+    m = read_mixtral(f);
+  } else if (*type == "qwen2_moe") {
+    m = read_qwen2_moe(f);
+  } else if (*type == "deepseek_v2" || *type == "deepseek_v3") {
+    m = read_deepseek(f);
+  } else if (*type == "gpt2") {
+    m = read_gpt2(f);
+  } else if (*type == "gpt_neox") {
+    m = read_gpt_neox(f);
+  } else {
+    const std::string close = core::closest_match(*type, supported_model_types());
+    f.fail(ErrorKind::kInvalidInput, "model_type", "\"" + *type + "\" is not one of " + supported,
+           close.empty() ? std::string() : "did you mean \"" + close + "\"?");
+  }
+  check_heads(f, m, *type == "gpt2" ? kGpt2Keys : kHeadKeys);
+  m.name = model_name(f, source_name);
+  return m;
+}
+
+}  // namespace stepcast::spec

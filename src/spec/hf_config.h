@@ -1,0 +1,56 @@
+// read_hf_config: a ModelSpec from a Hugging Face transformers config.json, the file that sits
+// beside every checkpoint on the Hub, so a user can point stepcast at the model they will train.
+//
+//   spec::ModelSpec m = spec::read_hf_config("Llama-3.1-8B/config.json", text);
+//   // m.layers == 32, m.hidden == 4096, m.kv_heads == 8, m.mlp == MlpKind::kSwiglu
+//
+// Supported model_type values and the fields read (the names their published configs use):
+//   llama, mistral, mixtral, qwen2, qwen2_moe   num_hidden_layers, hidden_size, intermediate_size,
+//       num_attention_heads, num_key_value_heads (absent: = heads), head_dim, vocab_size,
+//       max_position_embeddings, hidden_act, rms_norm_eps, tie_word_embeddings (default false);
+//       llama also attention_bias / mlp_bias; mixtral num_local_experts, num_experts_per_tok;
+//       qwen2_moe num_experts, num_experts_per_tok, moe_intermediate_size,
+//       shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
+//   gpt2       n_layer, n_embd, n_head, n_inner (absent or null: 4 * n_embd), n_positions,
+//              vocab_size, activation_function, layer_norm_epsilon, tie_word_embeddings
+//              (default true)
+//   gpt_neox   num_hidden_layers, hidden_size, intermediate_size, num_attention_heads, vocab_size,
+//              max_position_embeddings, hidden_act, layer_norm_eps, tie_word_embeddings (default
+//              false). Partial rotary (rotary_pct) is still RoPE; use_parallel_residual changes
+//              neither FLOPs nor memory, so it is not read.
+//   deepseek_v2, deepseek_v3   the llama fields plus n_routed_experts, num_experts_per_tok,
+//              moe_intermediate_size, n_shared_experts, first_k_dense_replace, moe_layer_freq,
+//              qk_nope_head_dim, qk_rope_head_dim.
+//
+// DeepSeek's multi-head latent attention (MLA) is approximated as plain multi-head attention with
+// num_attention_heads query and key/value heads of head_dim = qk_nope_head_dim + qk_rope_head_dim
+// (192 for V3); q_lora_rank, kv_lora_rank and v_head_dim are not modelled. For DeepSeek-V3 this
+// overstates the attention projections 3.8x (0.70 B instead of 0.19 B parameters per layer, 32 B
+// over 61 layers), so the activated parameters per token come out near 69 B instead of 37 B and
+// the step's matmul FLOPs high by as much; attention-score FLOPs of the value product are 1.5x
+// (192 instead of 128 per head). The multi-token-prediction module (num_nextn_predict_layers) is
+// left out.
+//
+// Keys the reader does not use are ignored rather than rejected: a config.json carries dozens of
+// keys for inference, tokenisation and quantisation that do not change the training step.
+#pragma once
+
+#include <string_view>
+
+#include "spec/model_spec.h"
+
+namespace stepcast::spec {
+
+/// The model described by the config.json `text`; `source_name` (a path or a label) is used in
+/// error locations and, when the JSON has no `_name_or_path`, for the name: the file's stem, or
+/// the name of its folder when the file is called config.json (Hub checkouts always are).
+/// Throws Error(kInvalidInput) for malformed JSON (file:line:column, the line and a caret), a
+/// missing or unsupported model_type (the supported ones listed, did-you-mean in the hint), a
+/// missing required field (named, with the model_type), a value of the wrong type or out of range
+/// (named, with the line that holds it), and head counts that do not divide. Throws
+/// Error(kUnsupported) for layouts ModelSpec cannot express (MoE layers that are not all after a
+/// leading run of dense ones, a gated MLP whose activation is not SiLU, a GPT-2 or GPT-NeoX MLP
+/// whose activation is not a GELU).
+ModelSpec read_hf_config(std::string_view source_name, std::string_view text);
+
+}  // namespace stepcast::spec

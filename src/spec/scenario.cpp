@@ -1,0 +1,381 @@
+#include "spec/scenario.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+
+namespace stepcast::spec {
+namespace {
+
+std::string str(std::int64_t n) { return std::to_string(n); }
+
+std::string joined(const std::vector<int>& values) {
+  std::string out;
+  for (const int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+// Divisors of n in increasing order that are <= limit and satisfy keep.
+template <typename Keep>
+std::vector<int> divisors(int n, int limit, Keep keep) {
+  std::vector<int> out;
+  for (int d = 1; d <= n && d <= limit; ++d) {
+    if (n % d == 0 && keep(d)) out.push_back(d);
+  }
+  return out;
+}
+
+// The multiples of `step` on either side of `value` (only the upper one when the lower is 0),
+// for "nearest valid" hints.
+std::string nearest_multiples(std::int64_t value, std::int64_t step) {
+  const std::int64_t lower = value / step * step;
+  return lower > 0 ? str(lower) + ", " + str(lower + step) : str(lower + step);
+}
+
+class Checker {
+ public:
+  explicit Checker(Scenario& sc) : sc_(sc), st_(sc.strategy), m_(sc.model) {}
+
+  std::vector<std::string> run() {
+    check_degrees();
+    check_model();
+    if (degrees_ok_) {
+      derive_dp();
+      derive_schedule();
+      if (model_ok_) check_tensor_parallel();
+      if (model_ok_) check_pipeline();
+    }
+    check_batch();
+    check_sequence();
+    if (degrees_ok_) check_experts();
+    check_zero_and_cluster();
+    return std::move(problems_);
+  }
+
+ private:
+  void problem(std::string text) { problems_.push_back(std::move(text)); }
+
+  void at_least_one(const char* name, int value) {
+    if (value >= 1) return;
+    problem(std::string(name) + " is " + str(value) + "; it must be at least 1");
+    degrees_ok_ = false;
+  }
+
+  void check_degrees() {
+    at_least_one("--gpus", sc_.gpus);
+    at_least_one("tp", st_.tp);
+    at_least_one("pp", st_.pp);
+    at_least_one("vp", st_.vp);
+    at_least_one("cp", st_.cp);
+    at_least_one("ep", st_.ep);
+    at_least_one("micro batch", st_.micro_batch);
+    if (st_.dp < 0) {
+      problem("dp is " + str(st_.dp) + "; it must be at least 1, or 0 to derive it from --gpus");
+      degrees_ok_ = false;
+    }
+  }
+
+  // The model's own counts; a reader has checked them already, but a hand-built ModelSpec may
+  // not have been, and every rule below divides by them.
+  void check_model() {
+    const std::pair<const char*, int> counts[] = {
+        {"layers", m_.layers}, {"heads", m_.heads}, {"kv heads", m_.kv_heads}};
+    for (const auto& [name, value] : counts) {
+      if (value >= 1) continue;
+      problem("the model has " + str(value) + " " + name + "; it needs at least 1");
+      model_ok_ = false;
+    }
+  }
+
+  void derive_dp() {
+    const std::int64_t model_parallel = std::int64_t{st_.tp} * st_.pp * st_.cp;
+    const std::string product =
+        "tp " + str(st_.tp) + " x pp " + str(st_.pp) + " x cp " + str(st_.cp);
+    const bool divides = sc_.gpus % model_parallel == 0;
+    if (st_.dp == 0) {
+      if (divides) {
+        st_.dp = static_cast<int>(sc_.gpus / model_parallel);
+      } else {
+        problem(product + " = " + str(model_parallel) + " does not divide --gpus " + str(sc_.gpus) +
+                "; nearest --gpus that fit: " + nearest_multiples(sc_.gpus, model_parallel));
+      }
+      return;
+    }
+    const std::int64_t total = model_parallel * st_.dp;
+    if (total == sc_.gpus) return;
+    problem(product + " x dp " + str(st_.dp) + " = " + str(total) + ", but --gpus is " +
+            str(sc_.gpus) +
+            (divides ? "; dp that fits: " + str(sc_.gpus / model_parallel)
+                     : "; no dp fits, as tp x pp x cp = " + str(model_parallel) +
+                           " does not divide " + str(sc_.gpus)));
+  }
+
+  void derive_schedule() {
+    if (st_.vp > 1) {
+      if (st_.schedule == Schedule::kGpipe) {
+        problem("vp " + str(st_.vp) +
+                " needs the interleaved schedule, but the schedule is gpipe; use vp 1 with gpipe");
+        return;
+      }
+      st_.schedule = Schedule::kInterleaved;
+    }
+    if (st_.schedule != Schedule::kInterleaved) return;
+    if (st_.pp == 1) {
+      problem("the interleaved schedule needs pp > 1, but pp is 1; use pp >= 2, or vp 1");
+    }
+    if (st_.vp == 1) {
+      problem(
+          "the interleaved schedule needs vp > 1 virtual stages per rank, but vp is 1; "
+          "use vp >= 2, or the 1f1b schedule");
+    }
+  }
+
+  // Megatron splits attention heads, and key/value heads, evenly over the TP ranks.
+  void check_tensor_parallel() {
+    const int both = std::gcd(m_.heads, m_.kv_heads);
+    const std::string valid =
+        "; valid tp on this model: " + joined(divisors(both, sc_.gpus, [](int) { return true; }));
+    if (m_.heads % st_.tp != 0) {
+      problem("tp " + str(st_.tp) + " does not divide " + str(m_.heads) + " heads" + valid);
+    } else if (m_.kv_heads % st_.tp != 0) {
+      // Reported only when the heads divide: the list above already accounts for kv heads.
+      problem("tp " + str(st_.tp) + " does not divide " + str(m_.kv_heads) + " kv heads" + valid);
+    }
+  }
+
+  // Every virtual chunk of every stage needs at least one layer. Stages may be uneven (Llama 3
+  // runs 126 layers on 16 stages by removing a layer from the first and the last); the cost model
+  // assumes they are balanced.
+  void check_pipeline() {
+    const std::int64_t chunks = std::int64_t{st_.pp} * st_.vp;
+    if (m_.layers >= chunks) return;
+    problem("pp " + str(st_.pp) + " x vp " + str(st_.vp) + " = " + str(chunks) +
+            " pipeline chunks, but the model has only " + str(m_.layers) +
+            " layers; each chunk needs at least one");
+  }
+
+  void check_batch() {
+    const bool dp_known = degrees_ok_ && st_.dp >= 1;
+    if (!dp_known) {
+      if (st_.global_batch < 1) {
+        problem("global batch is " + str(st_.global_batch) + "; it must be at least 1");
+      }
+      return;
+    }
+    const std::int64_t per_step = std::int64_t{st_.dp} * st_.micro_batch;
+    const std::string unit =
+        "dp " + str(st_.dp) + " x micro batch " + str(st_.micro_batch) + " = " + str(per_step);
+    if (st_.global_batch < 1) {
+      problem("global batch is " + str(st_.global_batch) + "; it must be a positive multiple of " +
+              unit);
+    } else if (st_.global_batch % per_step != 0) {
+      problem("global batch " + str(st_.global_batch) + " is not a multiple of " + unit +
+              "; nearest valid global batches: " + nearest_multiples(st_.global_batch, per_step));
+    }
+  }
+
+  // Ring attention with load balancing (Megatron context parallelism) cuts each sequence into
+  // 2 * cp chunks and gives rank i chunks i and 2 * cp - 1 - i, so the causal work is even.
+  void check_sequence() {
+    if (st_.seq_len < 1) {
+      problem("sequence length is " + str(st_.seq_len) + "; it must be at least 1");
+      return;
+    }
+    if (st_.cp <= 1) return;
+    const int chunks = 2 * st_.cp;
+    if (st_.seq_len % chunks == 0) return;
+    problem("sequence length " + str(st_.seq_len) + " does not split into 2 x cp " + str(st_.cp) +
+            " = " + str(chunks) + " chunks for ring attention; nearest valid sequence lengths: " +
+            nearest_multiples(st_.seq_len, chunks));
+  }
+
+  // Expert parallelism shares GPUs with data parallelism (Megatron): the ep ranks holding
+  // different experts are a subgroup of the dp ranks.
+  void check_experts() {
+    if (st_.ep == 1) return;
+    if (!m_.is_moe()) {
+      problem("ep " + str(st_.ep) + " needs a mixture-of-experts model, but this model is dense; " +
+              "use ep 1");
+      return;
+    }
+    const bool dp_known = st_.dp >= 1;
+    const auto divides_dp = [&](int e) { return !dp_known || st_.dp % e == 0; };
+    const std::string valid = "; valid ep" +
+                              (dp_known ? " with dp " + str(st_.dp) : std::string()) + ": " +
+                              joined(divisors(m_.moe.experts, m_.moe.experts, divides_dp));
+    if (m_.moe.experts % st_.ep != 0) {
+      problem("ep " + str(st_.ep) + " does not divide " + str(m_.moe.experts) + " experts" + valid);
+    } else if (dp_known && st_.dp % st_.ep != 0) {
+      problem("ep " + str(st_.ep) + " does not divide dp " + str(st_.dp) +
+              " (expert parallelism shares the data-parallel ranks)" + valid);
+    }
+  }
+
+  void check_zero_and_cluster() {
+    if (st_.zero_stage < 0 || st_.zero_stage > 3) {
+      problem("zero stage " + str(st_.zero_stage) + " is not one of 0, 1, 2, 3");
+    }
+    const int max = sc_.cluster.max_gpus;
+    if (max > 0 && sc_.gpus > max) {
+      const std::string cluster =
+          sc_.cluster.name.empty() ? "the cluster" : "cluster " + sc_.cluster.name;
+      problem("--gpus " + str(sc_.gpus) + " exceeds the " + str(max) + " GPUs of " + cluster +
+              "; use at most " + str(max));
+    }
+  }
+
+  Scenario& sc_;
+  Strategy& st_;
+  const ModelSpec& m_;
+  bool degrees_ok_ = true;
+  bool model_ok_ = true;
+  std::vector<std::string> problems_;
+};
+
+// Enumerator names as the CLI spells them, indexed by the enumerator's value.
+const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
+const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
+const char* name(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
+const char* name(PositionKind k) {
+  constexpr const char* kNames[] = {"learned", "rope", "alibi", "none"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Schedule k) {
+  constexpr const char* kNames[] = {"gpipe", "1f1b", "interleaved"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Recompute k) {
+  constexpr const char* kNames[] = {"none", "selective", "full"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Dtype k) {
+  constexpr const char* kNames[] = {"fp32", "bf16", "fp16", "fp8"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Axis k) {
+  constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
+  return kNames[static_cast<int>(k)];
+}
+
+// Appends `path = value` lines: strings quoted, doubles in fmt's shortest round-trip form.
+class Dumper {
+ public:
+  template <typename T>
+  void field(const std::string& path, const T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      out_ += path + " = " + (value ? "true" : "false") + "\n";
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out_ += path + " = \"" + value + "\"\n";
+    } else {
+      out_ += fmt::format("{} = {}\n", path, value);
+    }
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+Scenario complete_and_validate(Scenario scenario) {
+  const std::vector<std::string> problems = Checker(scenario).run();
+  if (problems.empty()) return scenario;
+  if (problems.size() == 1) throw Error(ErrorKind::kInvalidInput, problems.front());
+  std::string message =
+      str(static_cast<std::int64_t>(problems.size())) + " problems with the scenario:";
+  for (const std::string& p : problems) message += "\n  " + p;
+  throw Error(ErrorKind::kInvalidInput, message);
+}
+
+std::string dump(const Scenario& sc) {
+  Dumper d;
+  const ModelSpec& m = sc.model;
+  d.field("model.name", m.name);
+  d.field("model.layers", m.layers);
+  d.field("model.hidden", m.hidden);
+  d.field("model.ffn", m.ffn);
+  d.field("model.heads", m.heads);
+  d.field("model.kv_heads", m.kv_heads);
+  d.field("model.head_dim", m.head_dim);
+  d.field("model.vocab", m.vocab);
+  d.field("model.max_seq", m.max_seq);
+  d.field("model.mlp", name(m.mlp));
+  d.field("model.norm", name(m.norm));
+  d.field("model.position", name(m.position));
+  d.field("model.tied_embeddings", m.tied_embeddings);
+  d.field("model.bias", m.bias);
+  d.field("model.moe.experts", m.moe.experts);
+  d.field("model.moe.top_k", m.moe.top_k);
+  d.field("model.moe.expert_ffn", m.moe.expert_ffn);
+  d.field("model.moe.shared_experts", m.moe.shared_experts);
+  d.field("model.moe.dense_layers", m.moe.dense_layers);
+  d.field("model.moe.capacity_factor", m.moe.capacity_factor);
+
+  const ClusterSpec& c = sc.cluster;
+  const GpuSpec& g = c.gpu;
+  d.field("cluster.name", c.name);
+  d.field("cluster.gpu.name", g.name);
+  d.field("cluster.gpu.peak_fp32_flops", g.peak_fp32_flops);
+  d.field("cluster.gpu.peak_tf32_flops", g.peak_tf32_flops);
+  d.field("cluster.gpu.peak_bf16_flops", g.peak_bf16_flops);
+  d.field("cluster.gpu.peak_fp8_flops", g.peak_fp8_flops);
+  d.field("cluster.gpu.hbm_bytes", g.hbm_bytes);
+  d.field("cluster.gpu.hbm_bandwidth_Bps", g.hbm_bandwidth_Bps);
+  d.field("cluster.gpu.tdp_w", g.tdp_w);
+  d.field("cluster.gpu.power_limit_w", g.power_limit_w);
+  d.field("cluster.gpu.sm_count", g.sm_count);
+  d.field("cluster.gpu.matmul_efficiency", g.matmul_efficiency);
+  d.field("cluster.gpu.fp8_matmul_efficiency", g.fp8_matmul_efficiency);
+  d.field("cluster.gpu.memory_efficiency", g.memory_efficiency);
+  d.field("cluster.gpu.attention_efficiency", g.attention_efficiency);
+  d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);
+  d.field("cluster.gpus_per_node", c.gpus_per_node);
+  d.field("cluster.max_gpus", c.max_gpus);
+  for (size_t i = 0; i < c.levels.size(); ++i) {
+    const TopologyLevel& l = c.levels[i];
+    const std::string p = "cluster.levels[" + std::to_string(i) + "].";
+    d.field(p + "name", l.name);
+    d.field(p + "domain_gpus", l.domain_gpus);
+    d.field(p + "bandwidth_per_gpu_Bps", l.bandwidth_per_gpu_Bps);
+    d.field(p + "latency_s", l.latency_s);
+    d.field(p + "oversubscription", l.oversubscription);
+  }
+
+  const Strategy& st = sc.strategy;
+  d.field("strategy.tp", st.tp);
+  d.field("strategy.sequence_parallel", st.sequence_parallel);
+  d.field("strategy.pp", st.pp);
+  d.field("strategy.vp", st.vp);
+  d.field("strategy.schedule", name(st.schedule));
+  d.field("strategy.dp", st.dp);
+  d.field("strategy.zero_stage", st.zero_stage);
+  d.field("strategy.cp", st.cp);
+  d.field("strategy.ep", st.ep);
+  d.field("strategy.micro_batch", st.micro_batch);
+  d.field("strategy.global_batch", st.global_batch);
+  d.field("strategy.seq_len", st.seq_len);
+  d.field("strategy.recompute", name(st.recompute));
+  d.field("strategy.dtype", name(st.dtype));
+  d.field("strategy.grad_reduce_dtype", name(st.grad_reduce_dtype));
+  d.field("strategy.attention", name(st.attention));
+  d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
+  d.field("strategy.fused_elementwise", st.fused_elementwise);
+  std::string placement;
+  for (const Axis a : st.placement) {
+    if (!placement.empty()) placement += ',';
+    placement += name(a);
+  }
+  d.field("strategy.placement", placement.c_str());
+  d.field("gpus", sc.gpus);
+  return d.take();
+}
+
+}  // namespace stepcast::spec

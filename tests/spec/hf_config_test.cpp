@@ -1,0 +1,706 @@
+#include "spec/hf_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/error.h"
+
+namespace stepcast::spec {
+namespace {
+
+// The published config.json files, verbatim (values as on the Hugging Face Hub).
+
+// meta-llama/Llama-3.1-8B
+constexpr const char* kLlama31_8B = R"({
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 131072,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"
+  },
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+}
+)";
+
+// mistralai/Mistral-7B-v0.1
+constexpr const char* kMistral7B = R"({
+  "architectures": [
+    "MistralForCausalLM"
+  ],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mistral",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.34.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+}
+)";
+
+// mistralai/Mixtral-8x7B-v0.1
+constexpr const char* kMixtral8x7B = R"({
+  "architectures": [
+    "MixtralForCausalLM"
+  ],
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mixtral",
+  "num_attention_heads": 32,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "num_local_experts": 8,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.02,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.36.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+}
+)";
+
+// openai-community/gpt2 (no n_inner key: the MLP is 4 * n_embd)
+constexpr const char* kGpt2 = R"({
+  "activation_function": "gelu_new",
+  "architectures": [
+    "GPT2LMHeadModel"
+  ],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 768,
+  "n_head": 12,
+  "n_layer": 12,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {
+    "text-generation": {
+      "do_sample": true,
+      "max_length": 50
+    }
+  },
+  "vocab_size": 50257
+}
+)";
+
+// EleutherAI/gpt-neox-20b
+constexpr const char* kGptNeox20B = R"({
+  "architectures": [
+    "GPTNeoXForCausalLM"
+  ],
+  "attention_probs_dropout_prob": 0,
+  "bos_token_id": 0,
+  "eos_token_id": 0,
+  "hidden_act": "gelu_fast",
+  "hidden_dropout_prob": 0,
+  "hidden_size": 6144,
+  "initializer_range": 0.02,
+  "intermediate_size": 24576,
+  "layer_norm_eps": 1e-05,
+  "max_position_embeddings": 2048,
+  "model_type": "gpt_neox",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 44,
+  "rotary_emb_base": 10000,
+  "rotary_pct": 0.25,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.24.0.dev0",
+  "use_cache": true,
+  "use_parallel_residual": true,
+  "vocab_size": 50432
+}
+)";
+
+// deepseek-ai/DeepSeek-V3 (auto_map omitted: it only names the remote-code classes)
+constexpr const char* kDeepSeekV3 = R"({
+  "architectures": [
+    "DeepseekV3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "aux_loss_alpha": 0.001,
+  "bos_token_id": 0,
+  "eos_token_id": 1,
+  "ep_size": 1,
+  "first_k_dense_replace": 3,
+  "hidden_act": "silu",
+  "hidden_size": 7168,
+  "initializer_range": 0.02,
+  "intermediate_size": 18432,
+  "kv_lora_rank": 512,
+  "max_position_embeddings": 163840,
+  "model_type": "deepseek_v3",
+  "moe_intermediate_size": 2048,
+  "moe_layer_freq": 1,
+  "n_group": 8,
+  "n_routed_experts": 256,
+  "n_shared_experts": 1,
+  "norm_topk_prob": true,
+  "num_attention_heads": 128,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 61,
+  "num_key_value_heads": 128,
+  "num_nextn_predict_layers": 1,
+  "pretraining_tp": 1,
+  "q_lora_rank": 1536,
+  "qk_nope_head_dim": 128,
+  "qk_rope_head_dim": 64,
+  "quantization_config": {
+    "activation_scheme": "dynamic",
+    "fmt": "e4m3",
+    "quant_method": "fp8",
+    "weight_block_size": [
+      128,
+      128
+    ]
+  },
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": {
+    "beta_fast": 32,
+    "beta_slow": 1,
+    "factor": 40,
+    "mscale": 1.0,
+    "mscale_all_dim": 1.0,
+    "original_max_position_embeddings": 4096,
+    "type": "yarn"
+  },
+  "rope_theta": 10000,
+  "routed_scaling_factor": 2.5,
+  "scoring_func": "sigmoid",
+  "seq_aux": true,
+  "tie_word_embeddings": false,
+  "topk_group": 4,
+  "topk_method": "noaux_tc",
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.33.1",
+  "use_cache": true,
+  "v_head_dim": 128,
+  "vocab_size": 129280
+}
+)";
+
+// Qwen/Qwen2-7B
+constexpr const char* kQwen2_7B = R"({
+  "architectures": [
+    "Qwen2ForCausalLM"
+  ],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 18944,
+  "max_position_embeddings": 131072,
+  "max_window_layers": 28,
+  "model_type": "qwen2",
+  "num_attention_heads": 28,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 4,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 131072,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.37.2",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 152064
+}
+)";
+
+// Qwen/Qwen2-57B-A14B
+constexpr const char* kQwen2_57B_A14B = R"({
+  "architectures": [
+    "Qwen2MoeForCausalLM"
+  ],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 18944,
+  "max_position_embeddings": 131072,
+  "max_window_layers": 28,
+  "model_type": "qwen2_moe",
+  "moe_intermediate_size": 2560,
+  "norm_topk_prob": false,
+  "num_attention_heads": 28,
+  "num_experts": 64,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 4,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.001,
+  "shared_expert_intermediate_size": 20480,
+  "sliding_window": 131072,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.1",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+}
+)";
+
+TEST(HfConfig, ReadsLlama31_8B) {
+  const ModelSpec m = read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B);
+  EXPECT_EQ(m.name, "Llama-3.1-8B");  // a Hub checkout's folder: the file is always config.json
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.hidden, 4096);
+  EXPECT_EQ(m.ffn, 14336);
+  EXPECT_EQ(m.heads, 32);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 0);
+  EXPECT_EQ(m.effective_head_dim(), 4096 / 32);
+  EXPECT_EQ(m.vocab, 128256);
+  EXPECT_EQ(m.max_seq, 131072);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
+  EXPECT_EQ(m.norm, NormKind::kRmsNorm);
+  EXPECT_EQ(m.position, PositionKind::kRope);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.bias);
+  EXPECT_FALSE(m.is_moe());
+}
+
+TEST(HfConfig, ReadsMistral7B) {
+  const ModelSpec m = read_hf_config("mistral-7b.json", kMistral7B);
+  EXPECT_EQ(m.name, "mistral-7b");
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.ffn, 14336);
+  EXPECT_EQ(m.vocab, 32000);
+  EXPECT_EQ(m.max_seq, 32768);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
+  EXPECT_FALSE(m.is_moe());
+}
+
+TEST(HfConfig, ReadsMixtral8x7BAsEveryLayerMoe) {
+  const ModelSpec m = read_hf_config("Mixtral-8x7B-v0.1/config.json", kMixtral8x7B);
+  EXPECT_EQ(m.name, "Mixtral-8x7B-v0.1");
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.hidden, 4096);
+  EXPECT_EQ(m.heads, 32);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.vocab, 32000);
+  EXPECT_EQ(m.moe.experts, 8);
+  EXPECT_EQ(m.moe.top_k, 2);
+  EXPECT_EQ(m.moe.expert_ffn, 14336);
+  EXPECT_EQ(m.moe.shared_experts, 0);
+  EXPECT_EQ(m.moe.dense_layers, 0);
+  EXPECT_FALSE(m.tied_embeddings);
+}
+
+TEST(HfConfig, ReadsGpt2WithDefaultInnerSizeAndTiedEmbeddings) {
+  const ModelSpec m = read_hf_config("gpt2/config.json", kGpt2);
+  EXPECT_EQ(m.name, "gpt2");
+  EXPECT_EQ(m.layers, 12);
+  EXPECT_EQ(m.hidden, 768);
+  EXPECT_EQ(m.ffn, 4 * 768);  // n_inner absent
+  EXPECT_EQ(m.heads, 12);
+  EXPECT_EQ(m.kv_heads, 12);
+  EXPECT_EQ(m.vocab, 50257);
+  EXPECT_EQ(m.max_seq, 1024);
+  EXPECT_EQ(m.mlp, MlpKind::kGelu);
+  EXPECT_EQ(m.norm, NormKind::kLayerNorm);
+  EXPECT_EQ(m.position, PositionKind::kLearned);
+  EXPECT_TRUE(m.tied_embeddings);  // GPT2Config leaves tie_word_embeddings at its default, true
+  EXPECT_TRUE(m.bias);
+}
+
+TEST(HfConfig, Gpt2NullInnerSizeMeansFourTimesWidth) {
+  const ModelSpec m = read_hf_config(
+      "tiny.json",
+      R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "n_inner": null,
+          "vocab_size": 100, "tie_word_embeddings": false})");
+  EXPECT_EQ(m.ffn, 4 * 64);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_EQ(m.max_seq, 0);
+}
+
+TEST(HfConfig, ReadsGptNeox20B) {
+  const ModelSpec m = read_hf_config("gpt-neox-20b/config.json", kGptNeox20B);
+  EXPECT_EQ(m.name, "gpt-neox-20b");
+  EXPECT_EQ(m.layers, 44);
+  EXPECT_EQ(m.hidden, 6144);
+  EXPECT_EQ(m.ffn, 24576);
+  EXPECT_EQ(m.heads, 64);
+  EXPECT_EQ(m.kv_heads, 64);
+  EXPECT_EQ(m.vocab, 50432);
+  EXPECT_EQ(m.max_seq, 2048);
+  EXPECT_EQ(m.mlp, MlpKind::kGelu);
+  EXPECT_EQ(m.norm, NormKind::kLayerNorm);
+  EXPECT_EQ(m.position, PositionKind::kRope);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_TRUE(m.bias);
+}
+
+TEST(HfConfig, ReadsDeepSeekV3WithMlaAsMultiHeadAttention) {
+  const ModelSpec m = read_hf_config("DeepSeek-V3/config.json", kDeepSeekV3);
+  EXPECT_EQ(m.name, "DeepSeek-V3");
+  EXPECT_EQ(m.layers, 61);
+  EXPECT_EQ(m.hidden, 7168);
+  EXPECT_EQ(m.ffn, 18432);
+  EXPECT_EQ(m.heads, 128);
+  EXPECT_EQ(m.kv_heads, 128);
+  EXPECT_EQ(m.head_dim, 128 + 64);  // qk_nope_head_dim + qk_rope_head_dim
+  EXPECT_EQ(m.vocab, 129280);
+  EXPECT_EQ(m.max_seq, 163840);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
+  EXPECT_EQ(m.norm, NormKind::kRmsNorm);
+  EXPECT_EQ(m.moe.experts, 256);
+  EXPECT_EQ(m.moe.top_k, 8);
+  EXPECT_EQ(m.moe.expert_ffn, 2048);
+  EXPECT_EQ(m.moe.shared_experts, 1);
+  EXPECT_EQ(m.moe.dense_layers, 3);
+  EXPECT_FALSE(m.tied_embeddings);
+}
+
+TEST(HfConfig, ReadsQwen2_7B) {
+  const ModelSpec m = read_hf_config("Qwen2-7B/config.json", kQwen2_7B);
+  EXPECT_EQ(m.layers, 28);
+  EXPECT_EQ(m.hidden, 3584);
+  EXPECT_EQ(m.ffn, 18944);
+  EXPECT_EQ(m.heads, 28);
+  EXPECT_EQ(m.kv_heads, 4);
+  EXPECT_EQ(m.vocab, 152064);
+  EXPECT_EQ(m.max_seq, 131072);
+  EXPECT_EQ(m.norm, NormKind::kRmsNorm);
+  EXPECT_FALSE(m.is_moe());
+}
+
+TEST(HfConfig, ReadsQwen2MoeSharedExpertAsRoutedSizedCopies) {
+  const ModelSpec m = read_hf_config("Qwen2-57B-A14B/config.json", kQwen2_57B_A14B);
+  EXPECT_EQ(m.layers, 28);
+  EXPECT_EQ(m.moe.experts, 64);
+  EXPECT_EQ(m.moe.top_k, 8);
+  EXPECT_EQ(m.moe.expert_ffn, 2560);
+  EXPECT_EQ(m.moe.shared_experts, 20480 / 2560);
+  EXPECT_EQ(m.moe.dense_layers, 0);
+}
+
+TEST(HfConfig, NamesTheModelAfterNameOrPath) {
+  const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
+      "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
+      "num_attention_heads": 4, "vocab_size": 10})";
+  EXPECT_EQ(read_hf_config("config.json", hub).name, "mistralai/Mistral-7B-v0.1");
+  const char* local = R"({"_name_or_path": "/scratch/ckpt/llama-tiny/", "model_type": "llama",
+      "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
+      "num_attention_heads": 4, "vocab_size": 10})";
+  const ModelSpec m = read_hf_config("config.json", local);
+  EXPECT_EQ(m.name, "llama-tiny");
+  EXPECT_EQ(m.kv_heads, 4);  // num_key_value_heads absent: multi-head attention
+}
+
+TEST(HfConfig, ReadsAFixtureFromDisk) {
+  const std::string path =
+      std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/Llama-3.1-8B/config.json";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const ModelSpec m = read_hf_config(path, text.str());
+  EXPECT_EQ(m.name, "Llama-3.1-8B");
+  EXPECT_EQ(m.kv_heads, 8);
+}
+
+TEST(HfConfig, TruncatedFixturePointsPastTheLastByte) {
+  const std::string path =
+      std::string(STEPCAST_SOURCE_DIR) + "/tests/data/bad/hf_config_truncated.json";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    read_hf_config("hf_config_truncated.json", text.str());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "hf_config_truncated.json:17:25: syntax error while parsing object - unexpected "
+                 "end of input; expected '}'\n"
+                 "    \"num_hidden_layers\": 3\n"
+                 "                          ^");
+  }
+}
+
+struct ErrorCase {
+  const char* name;
+  const char* text;
+  ErrorKind kind;
+  const char* what;
+  const char* hint;
+};
+
+class HfConfigErrors : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(HfConfigErrors, ReportsVerbatim) {
+  const ErrorCase& c = GetParam();
+  try {
+    read_hf_config("config.json", c.text);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), c.kind);
+    EXPECT_STREQ(e.what(), c.what);
+    EXPECT_EQ(e.hint(), c.hint);
+  }
+}
+
+// A minimal valid llama config with one line changed per case.
+constexpr const char* kTinyLlamaHead = "{\n  \"model_type\": \"llama\",\n";
+constexpr const char* kTinyLlamaTail = "  \"num_attention_heads\": 4,\n  \"vocab_size\": 10\n}\n";
+
+std::string tiny_llama(const std::string& middle) {
+  return std::string(kTinyLlamaHead) + middle + kTinyLlamaTail;
+}
+
+const std::string kWrongType = tiny_llama(
+    "  \"num_hidden_layers\": 2,\n  \"hidden_size\": \"4096\",\n  \"intermediate_size\": 128,\n");
+const std::string kFraction = tiny_llama(
+    "  \"num_hidden_layers\": 2.5,\n  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n");
+const std::string kZero = tiny_llama(
+    "  \"num_hidden_layers\": 0,\n  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n");
+const std::string kNull = tiny_llama(
+    "  \"num_hidden_layers\": null,\n  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n");
+const std::string kMissing = tiny_llama("  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n");
+const std::string kGelu = tiny_llama(
+    "  \"num_hidden_layers\": 2,\n  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n"
+    "  \"hidden_act\": \"gelu\",\n");
+const std::string kKvHeads = tiny_llama(
+    "  \"num_hidden_layers\": 2,\n  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n"
+    "  \"num_key_value_heads\": 3,\n");
+const std::string kHeadsVsHidden = tiny_llama(
+    "  \"num_hidden_layers\": 2,\n  \"hidden_size\": 66,\n  \"intermediate_size\": 128,\n");
+const std::string kHuge = tiny_llama(
+    "  \"num_hidden_layers\": 2,\n  \"hidden_size\": 3000000000,\n  \"intermediate_size\": 128,\n");
+const std::string kBoolAsString = tiny_llama(
+    "  \"num_hidden_layers\": 2,\n  \"hidden_size\": 64,\n  \"intermediate_size\": 128,\n"
+    "  \"tie_word_embeddings\": \"false\",\n");
+
+INSTANTIATE_TEST_SUITE_P(
+    HfConfig, HfConfigErrors,
+    testing::Values(
+        ErrorCase{"TrailingComma", "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64,\n}\n",
+                  ErrorKind::kInvalidInput,
+                  "config.json:4:1: syntax error while parsing object key - unexpected '}'; "
+                  "expected string literal\n"
+                  "  }\n"
+                  "  ^",
+                  ""},
+        ErrorCase{"MissingComma", "{\n  \"model_type\": \"llama\"\n  \"hidden_size\": 64\n}\n",
+                  ErrorKind::kInvalidInput,
+                  "config.json:3:15: syntax error while parsing object - unexpected string "
+                  "literal; expected '}'\n"
+                  "    \"hidden_size\": 64\n"
+                  "                ^",
+                  ""},
+        ErrorCase{"BadLiteral", "{\n  \"tie_word_embeddings\": flase\n}\n",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:27: syntax error while parsing value - invalid literal; last "
+                  "read: '\"tie_word_embeddings\": fl'\n"
+                  "    \"tie_word_embeddings\": flase\n"
+                  "                            ^",
+                  ""},
+        ErrorCase{"Empty", "", ErrorKind::kInvalidInput,
+                  "config.json:1:1: syntax error while parsing value - unexpected end of input; "
+                  "expected '[', '{', or a literal",
+                  ""},
+        ErrorCase{"NumberOverflow", "{\"hidden_size\": 1e999}", ErrorKind::kInvalidInput,
+                  "config.json: number overflow parsing '1e999'", ""},
+        ErrorCase{"NotAnObject", "[1, 2]", ErrorKind::kInvalidInput,
+                  "config.json: expected a JSON object as in a transformers config.json, got an "
+                  "array",
+                  ""},
+        ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
+                  "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
+                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe",
+                  ""},
+        ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
+                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe\n"
+                  "    \"model_type\": \"lama\"\n"
+                  "    ^",
+                  "did you mean \"llama\"?"},
+        ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
+                  "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
+                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe\n"
+                  "  {\"model_type\": \"bert\"}\n"
+                  "   ^",
+                  ""},
+        ErrorCase{"ModelTypeNotAString", "{\"model_type\": 3}", ErrorKind::kInvalidInput,
+                  "config.json:1:2: model_type: expected a string, got 3\n"
+                  "  {\"model_type\": 3}\n"
+                  "   ^",
+                  ""},
+        ErrorCase{"MissingField", kMissing.c_str(), ErrorKind::kInvalidInput,
+                  "config.json: num_hidden_layers: missing, and model_type \"llama\" requires it",
+                  ""},
+        ErrorCase{"StringForNumber", kWrongType.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:4:3: hidden_size: expected an integer, got the string \"4096\"\n"
+                  "    \"hidden_size\": \"4096\",\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"FractionForInteger", kFraction.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:3:3: num_hidden_layers: expected an integer, got 2.5\n"
+                  "    \"num_hidden_layers\": 2.5,\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"ZeroLayers", kZero.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:3:3: num_hidden_layers: expected an integer >= 1, got 0\n"
+                  "    \"num_hidden_layers\": 0,\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"IntegerBeyondInt", kHuge.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:4:3: hidden_size: expected an integer <= 2147483647, got "
+                  "3000000000\n"
+                  "    \"hidden_size\": 3000000000,\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"Gpt2Relu",
+                  "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4,\n"
+                  " \"vocab_size\": 10, \"activation_function\": \"relu\"}",
+                  ErrorKind::kUnsupported,
+                  "config.json:2:20: activation_function: an MLP with activation \"relu\" is not "
+                  "supported\n"
+                  "   \"vocab_size\": 10, \"activation_function\": \"relu\"}\n"
+                  "                     ^",
+                  "supported: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh"},
+        ErrorCase{
+            "Qwen2MoeDenseLayersNotLeading",
+            "{\"model_type\": \"qwen2_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,\n"
+            " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+            " \"num_experts\": 4, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,\n"
+            " \"mlp_only_layers\": [0, 2]}",
+            ErrorKind::kUnsupported,
+            "config.json:4:2: mlp_only_layers: dense layers other than a leading run 0, 1, "
+            "2, ... are not supported\n"
+            "   \"mlp_only_layers\": [0, 2]}\n"
+            "   ^",
+            "stepcast models a leading run of dense layers only"},
+        ErrorCase{"NullForRequired", kNull.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:3:3: num_hidden_layers: expected an integer, got null\n"
+                  "    \"num_hidden_layers\": null,\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"StringForBool", kBoolAsString.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:6:3: tie_word_embeddings: expected true or false, got the string "
+                  "\"false\"\n"
+                  "    \"tie_word_embeddings\": \"false\",\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"GatedGelu", kGelu.c_str(), ErrorKind::kUnsupported,
+                  "config.json:6:3: hidden_act: a gated MLP with activation \"gelu\" is not "
+                  "supported\n"
+                  "    \"hidden_act\": \"gelu\",\n"
+                  "    ^",
+                  "supported: silu (SwiGLU)"},
+        ErrorCase{"KvHeadsDoNotDivide", kKvHeads.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:6:3: num_key_value_heads: 3 key/value heads do not divide "
+                  "num_attention_heads 4\n"
+                  "    \"num_key_value_heads\": 3,\n"
+                  "    ^",
+                  ""},
+        ErrorCase{"HeadsDoNotDivideHidden", kHeadsVsHidden.c_str(), ErrorKind::kInvalidInput,
+                  "config.json:6:3: num_attention_heads: 4 heads do not divide hidden_size 66\n"
+                  "    \"num_attention_heads\": 4,\n"
+                  "    ^",
+                  "give head_dim, or a head count that divides the hidden size"},
+        ErrorCase{"TooManyExpertsPerToken",
+                  "{\"model_type\": \"mixtral\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                  " \"num_local_experts\": 8, \"num_experts_per_tok\": 9}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:3:26: num_experts_per_tok: expected at most num_local_experts 8, "
+                  "got 9\n"
+                  "   \"num_local_experts\": 8, \"num_experts_per_tok\": 9}\n"
+                  "                           ^",
+                  ""},
+        ErrorCase{"DeepSeekMissingExperts",
+                  "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8}",
+                  ErrorKind::kInvalidInput,
+                  "config.json: n_routed_experts: missing, and model_type \"deepseek_v3\" "
+                  "requires it",
+                  ""},
+        ErrorCase{
+            "InterleavedDeepSeekMoe",
+            "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,\n"
+            " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+            " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4,\n"
+            " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,\n"
+            " \"n_shared_experts\": 1, \"first_k_dense_replace\": 1,\n"
+            " \"moe_layer_freq\": 2}",
+            ErrorKind::kUnsupported,
+            "config.json:6:2: moe_layer_freq: MoE layers interleaved with dense ones are "
+            "not supported\n"
+            "   \"moe_layer_freq\": 2}\n"
+            "   ^",
+            "stepcast models a leading run of dense layers only; use moe_layer_freq 1"}),
+    [](const testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace stepcast::spec
