@@ -1,0 +1,109 @@
+#include "spec/presets.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/spellcheck.h"
+#include "spec/hf_config.h"
+#include "spec/preset_data.h"
+#include "spec/yaml_reader.h"
+
+namespace stepcast::spec {
+namespace {
+
+const char* folder(PresetKind kind) {
+  switch (kind) {
+    case PresetKind::kModel: return "models";
+    case PresetKind::kGpu: return "gpus";
+    case PresetKind::kCluster: return "clusters";
+  }
+  return "";
+}
+
+const char* noun(PresetKind kind) {
+  switch (kind) {
+    case PresetKind::kModel: return "model";
+    case PresetKind::kGpu: return "GPU";
+    case PresetKind::kCluster: return "cluster";
+  }
+  return "";
+}
+
+const PresetText* find(PresetKind kind, std::string_view name) {
+  for (const PresetText& p : preset_texts()) {
+    if (std::strcmp(p.kind, folder(kind)) == 0 && name == p.name) return &p;
+  }
+  return nullptr;
+}
+
+const PresetText& require(PresetKind kind, std::string_view name) {
+  if (const PresetText* p = find(kind, name)) return *p;
+  throw Error(ErrorKind::kInvalidInput,
+              std::string("unknown ") + noun(kind) + " preset \"" + std::string(name) + "\"",
+              core::suggestion(name, preset_names(kind)) + " (`stepcast presets` lists them)");
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool is_yaml_path(std::string_view s) { return ends_with(s, ".yaml") || ends_with(s, ".yml"); }
+
+std::string source_name(const PresetText& p) {
+  return std::string("data/") + p.kind + "/" + p.name + ".yaml";
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names(PresetKind kind) {
+  std::vector<std::string> names;
+  for (const PresetText& p : preset_texts()) {
+    if (std::strcmp(p.kind, folder(kind)) == 0) names.emplace_back(p.name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ModelSpec model_preset(std::string_view name) {
+  const PresetText& p = require(PresetKind::kModel, name);
+  return read_model_yaml(source_name(p), p.yaml);
+}
+
+GpuSpec gpu_preset(std::string_view name) {
+  const PresetText& p = require(PresetKind::kGpu, name);
+  return read_gpu_yaml(source_name(p), p.yaml);
+}
+
+ClusterSpec cluster_preset(std::string_view name) {
+  const PresetText& p = require(PresetKind::kCluster, name);
+  return read_cluster_yaml(source_name(p), p.yaml);
+}
+
+std::string preset_yaml(std::string_view name) {
+  for (PresetKind kind : {PresetKind::kModel, PresetKind::kGpu, PresetKind::kCluster}) {
+    if (const PresetText* p = find(kind, name)) return p->yaml;
+  }
+  std::vector<std::string> all;
+  for (PresetKind kind : {PresetKind::kModel, PresetKind::kGpu, PresetKind::kCluster}) {
+    for (std::string& n : preset_names(kind)) all.push_back(std::move(n));
+  }
+  throw Error(ErrorKind::kInvalidInput, "unknown preset \"" + std::string(name) + "\"",
+              core::suggestion(name, all) + " (`stepcast presets` lists them)");
+}
+
+ModelSpec load_model(std::string_view name_or_path) {
+  const std::string path(name_or_path);
+  if (is_yaml_path(path)) return read_model_yaml(path, core::read_file(path));
+  if (ends_with(path, ".json")) return read_hf_config(path, core::read_file(path));
+  return model_preset(name_or_path);
+}
+
+ClusterSpec load_cluster(std::string_view name_or_path) {
+  const std::string path(name_or_path);
+  if (is_yaml_path(path)) return read_cluster_yaml(path, core::read_file(path));
+  return cluster_preset(name_or_path);
+}
+
+}  // namespace stepcast::spec

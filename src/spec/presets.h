@@ -1,0 +1,36 @@
+// Built-in presets (data/{models,gpus,clusters}/*.yaml, compiled in) and loading of a model or
+// cluster named on the command line: a preset name, a YAML file, or a Hugging Face config.json.
+//
+//   spec::ModelSpec m = spec::load_model("llama3.1-405b");
+//   spec::ClusterSpec c = spec::load_cluster("my-cluster.yaml");
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/cluster_spec.h"
+#include "spec/model_spec.h"
+
+namespace stepcast::spec {
+
+enum class PresetKind { kModel, kGpu, kCluster };
+
+/// Names of the presets of one kind, sorted.
+std::vector<std::string> preset_names(PresetKind kind);
+
+/// The preset of that name. Throws Error(kInvalidInput) `unknown model preset "x"` with a
+/// did-you-mean hint.
+ModelSpec model_preset(std::string_view name);
+GpuSpec gpu_preset(std::string_view name);
+ClusterSpec cluster_preset(std::string_view name);
+
+/// The YAML text of a preset of any kind, verbatim with its source comments.
+std::string preset_yaml(std::string_view name);
+
+/// A path ending in .yaml/.yml is read as YAML, one ending in .json as a Hugging Face
+/// config.json, anything else is a preset name. Throws Error(kIo) when a file cannot be read.
+ModelSpec load_model(std::string_view name_or_path);
+ClusterSpec load_cluster(std::string_view name_or_path);
+
+}  // namespace stepcast::spec
