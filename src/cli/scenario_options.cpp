@@ -1,5 +1,7 @@
 #include "cli/scenario_options.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "spec/presets.h"
 
@@ -33,7 +35,47 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
   cmd.add_option("--attention", o.attention, "Attention kernel")->check(CLI::IsMember({"flash", "unfused"}))->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
+  cmd.add_option("--placement", o.placement,
+                 "Order in which parallel groups are laid onto GPUs, innermost first")
+      ->capture_default_str();
 }
+
+namespace {
+
+// "tp,cp,pp,dp" -> axes; every axis exactly once (ep may be left out: it lives inside dp).
+std::vector<spec::Axis> parse_placement(const std::string& text) {
+  const std::pair<const char*, spec::Axis> names[] = {{"tp", spec::Axis::kTp}, {"cp", spec::Axis::kCp},
+                                                      {"ep", spec::Axis::kEp}, {"dp", spec::Axis::kDp},
+                                                      {"pp", spec::Axis::kPp}};
+  std::vector<spec::Axis> axes;
+  std::string rest = text + ",";
+  for (size_t start = 0, comma; (comma = rest.find(',', start)) != std::string::npos; start = comma + 1) {
+    const std::string item = rest.substr(start, comma - start);
+    bool found = false;
+    for (const auto& [name, axis] : names) {
+      if (item != name) continue;
+      found = true;
+      if (std::find(axes.begin(), axes.end(), axis) != axes.end()) {
+        throw Error(ErrorKind::kInvalidInput, "--placement names \"" + item + "\" twice");
+      }
+      axes.push_back(axis);
+    }
+    if (!found) {
+      throw Error(ErrorKind::kInvalidInput, "--placement: unknown axis \"" + item + "\"",
+                  "a comma-separated order of tp, cp, ep, dp, pp, innermost first");
+    }
+  }
+  for (spec::Axis required : {spec::Axis::kTp, spec::Axis::kCp, spec::Axis::kDp, spec::Axis::kPp}) {
+    if (std::find(axes.begin(), axes.end(), required) == axes.end()) {
+      throw Error(ErrorKind::kInvalidInput, "--placement \"" + text + "\" leaves out an axis",
+                  "name each of tp, cp, dp, pp once (ep optional), e.g. tp,cp,pp,dp");
+    }
+  }
+  if (std::find(axes.begin(), axes.end(), spec::Axis::kEp) == axes.end()) axes.push_back(spec::Axis::kEp);
+  return axes;
+}
+
+}  // namespace
 
 spec::Scenario build_scenario(const ScenarioOptions& o) {
   spec::Scenario s;
@@ -42,6 +84,7 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   s.gpus = o.gpus;
   s.strategy = o.strategy;
   spec::Strategy& st = s.strategy;
+  st.placement = parse_placement(o.placement);
   st.recompute = o.recompute == "full" ? spec::Recompute::kFull
                  : o.recompute == "selective" ? spec::Recompute::kSelective : spec::Recompute::kNone;
   st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;

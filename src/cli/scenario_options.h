@@ -20,6 +20,7 @@ struct ScenarioOptions {
   std::string attention = "flash";
   std::string grad_dtype = "bf16";
   long long global_batch_tokens = 0;
+  std::string placement = "tp,cp,ep,dp,pp";
 };
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& o);

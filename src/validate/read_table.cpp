@@ -145,10 +145,11 @@ Recompute parse_recompute(const std::string& cell, const RowReader& r) {
          "valid: none, selective, full (or empty for none)");
 }
 
-// Smallest interleaving the layer count allows: the least divisor > 1 of layers / pp.
+// Smallest interleaving the layer count allows: the least divisor > 1 of the layers of the
+// fullest stage (ceil(layers / pp): Llama 3 runs 126 layers as 16 stages of up to 8).
 int default_virtual_stages(int layers, int pp) {
-  if (pp <= 1 || layers % pp != 0) return 1;
-  const int per_stage = layers / pp;
+  if (pp <= 1) return 1;
+  const int per_stage = (layers + pp - 1) / pp;
   for (int v = 2; v <= per_stage; ++v) {
     if (per_stage % v == 0) return v;
   }
