@@ -1,101 +1,177 @@
 #include "cost/collective.h"
 
 #include <algorithm>
-#include <cmath>
+#include <bit>
+#include <cstddef>
+
+#include "core/error.h"
 
 namespace stepcast::cost {
 namespace {
 
-// Calibration from nccl-tests all_reduce_perf on 2..8 A100 SXM4 in one NVLink3/NVSwitch node
-// (../shared/validation/nccl_allreduce_a100, vTrain, MIT licence), out-of-place times for sizes
-// >= 8 MiB, fitted jointly to minimise the worst relative error (tests/cost/collective_test.cpp
-// re-derives it):
-//   time = kBaseLatency + steps * kStepLatency + traffic / busbw(n),
-//   busbw(n) = kLinkEfficiency * link bandwidth * (1 - kSmallRingLoss / n).
-// 251.5 GB/s of 300 GB/s per direction gives kLinkEfficiency = 0.838. The 1/n loss: each of the n
-// ring steps ends with a synchronisation whose cost is a fixed share of a chunk, so short rings
-// spend a larger fraction of the time at step boundaries (measured busbw 194 GB/s at 2 GPUs,
-// 228 GB/s at 8). The same efficiency is applied to NIC levels: no multi-node table was
-// available to measure them separately.
-constexpr double kLinkEfficiency = 251.5 / 300.0;
-constexpr double kSmallRingLoss = 0.4266;
-constexpr double kBaseLatency_s = 45.7e-6;
-constexpr double kStepLatency_s = 3.26e-6 - 1e-6;  // the fitted 3.26 us less the 1 us NVLink hop of the presets
+// Scale-up constants, fitted on 2026-11-21 to nccl-tests all_reduce_perf on 2..8 A100 SXM4 in one
+// NVLink3/NVSwitch node (300 GB/s per GPU per direction), out-of-place times of every size
+// >= 8 MiB in ../shared/validation/nccl_allreduce_a100/AR_GPU{2..8}_1M_1024M_LUT (vTrain, MIT
+// licence). One model for all seven tables, minimax relative error (Lawson's iteratively reweighted
+// least squares, 200 rounds), worst 9.9%; tests/cost/collective_test.cpp re-derives every value:
+//   t = launch + 2(n-1) (step + 1 us NVLink hop) + [2(n-1)/n + local_pass] S / (eta 300 GB/s)
+//         + fill min(S/n, loop_bytes_per_rank) / (eta 300 GB/s)
+// The same efficiencies are applied to NVLink4/5 (H100, B200): no table for them was available.
+constexpr double kLaunchS = 19.2116e-6;
+constexpr double kStepS = 4.03018e-6 - 1e-6;  // the fit's 4.03 us per step less the preset 1 us hop
+constexpr double kNvlinkEfficiency = 273.851e9 / 300e9;
+// Why 2 GPUs reach 197 GB/s busbw and 8 reach 229: the ring's wire traffic per rank grows as
+// 2(n-1)/n, but the SMs' reduce-and-copy pass over the input and output (each byte read once and
+// written once whatever n is) does not overlap with it. That n-independent term is ~32% of the
+// 2-GPU wire time and ~18% of the 8-GPU one. The NVSwitch gives every ring neighbour the full 12
+// links, so channel count and per-link rate do not depend on n; no per-n fit is needed.
+constexpr double kLocalPass = 0.314988;
+// NCCL loops over the buffer in steps of channels x chunk per rank; the tables show this quantum
+// as a sawtooth with period n x 3 MiB (busbw drops at 51, 75, 99 ... MiB on 8 GPUs, at 33, 48,
+// 63 ... MiB on 5). A ring pipeline costs ~2.3 chunk times to fill before it streams, and a chunk
+// grows with the buffer until the loop quantum is reached.
+constexpr double kLoopBytesPerRank = 3.0 * 1024 * 1024;
+constexpr double kFillChunks = 2.28467;
+// Scale-out: achieved nccl-tests busbw / NIC line rate at large sizes, multi-node, ring:
+//   A100 + 4 x HDR 200 Gbit/s per node, 2 nodes: 86 of 100 GB/s = 0.86 (github.com/NVIDIA/nccl
+//     issue 1048, 2023-11); 3 nodes: peak 96 of 100 GB/s = 0.96 (NVIDIA/nccl-tests issue 119);
+//   H100 + NDR 400 Gbit/s: "you should see 46-48 GB/s per NIC" of 50, 0.92-0.96 (NCCL maintainer,
+//     NVIDIA/nccl-tests issue 290, 2025-03).
+// 0.92 is the median of these reports. The NIC transfer overlaps the SMs' local pass (the GPU
+// side waits on the network), so the two are combined with max, not summed.
+constexpr double kNicEfficiency = 0.92;
 
+constexpr CollectiveCalibration kCalibration{kLaunchS,      kStepS,      kNvlinkEfficiency,
+                                             kLocalPass,    kFillChunks, kLoopBytesPerRank,
+                                             kNicEfficiency};
+
+// Members of the group inside one domain of `level`: the domain spans domain_gpus / stride of the
+// group's GPU ids (r, r + stride, ...), at least one and at most all of them.
 int members_per_domain(const spec::TopologyLevel& level, GroupLayout g) {
   if (level.domain_gpus <= 0) return g.size;
   return std::clamp(level.domain_gpus / g.stride, 1, g.size);
 }
 
-// Index of the innermost level whose domain holds the whole group.
-size_t outermost_level(GroupLayout g, const spec::ClusterSpec& c) {
-  for (size_t l = 0; l < c.levels.size(); ++l) {
-    if (members_per_domain(c.levels[l], g) >= g.size) return l;
-  }
-  return c.levels.empty() ? 0 : c.levels.size() - 1;
-}
+// What a group sees of the topology, found in one pass over the levels.
+struct Span {
+  int per_node = 1;            // members per level-0 domain (NICs driven in parallel)
+  double nvlink_Bps = 0;       // achieved level-0 bandwidth per member (0: no level-0 hop)
+  double network_Bps = 0;      // slowest achieved bandwidth of levels >= 1 (0: none crossed)
+  double latency_s = 0;        // slowest hop latency of the levels crossed
+  double local_Bps = 0;        // rate of the SMs' local pass, tied to the NVLink channel count
+  double outer_latency_s = 0;  // latency of the slowest level >= 1 crossed (tree's inter-node hop)
+};
 
-// Per-member bandwidth (bytes/s, one direction) of each level the group crosses, the least.
-double bottleneck_Bps(GroupLayout g, const spec::ClusterSpec& c, size_t top) {
-  double least = c.levels[0].bandwidth_per_gpu_Bps;
-  for (size_t l = 1; l <= top; ++l) {
+Span span_of(GroupLayout g, const spec::ClusterSpec& c, bool per_gpu_nic) {
+  STEPCAST_ASSERT(!c.levels.empty(), "a validated ClusterSpec has at least one level");
+  const spec::TopologyLevel& scale_up = c.levels[0];
+  STEPCAST_ASSERT(scale_up.bandwidth_per_gpu_Bps > 0, "a validated level has a bandwidth");
+  Span s;
+  s.per_node = members_per_domain(scale_up, g);
+  s.local_Bps = kNvlinkEfficiency * scale_up.bandwidth_per_gpu_Bps;
+  if (s.per_node > 1) {
+    s.nvlink_Bps = s.local_Bps / std::max(1.0, scale_up.oversubscription);
+    s.latency_s = scale_up.latency_s;
+  }
+  // NCCL runs one channel per NIC: k members per node drive k NICs at once. Each ring channel
+  // leaves a level-(l-1) domain once, so a ring is held to the smaller of its k rails and the
+  // domain's oversubscribed share for its m_(l-1) members there (for l = 1 both give
+  // k B_1 / o_1). All-to-all and send-recv instead send every member's traffic on its own NIC,
+  // all members at once: B_l / o_l each.
+  const double rails = per_gpu_nic ? 1.0 : s.per_node;
+  int inner = s.per_node;
+  for (std::size_t l = 1; l < c.levels.size() && inner < g.size; ++l) {
     const spec::TopologyLevel& level = c.levels[l];
-    const int inside = members_per_domain(c.levels[l - 1], g);
-    least = std::min(least, inside * level.bandwidth_per_gpu_Bps / std::max(1.0, level.oversubscription));
+    STEPCAST_ASSERT(level.bandwidth_per_gpu_Bps > 0, "a validated level has a bandwidth");
+    const double share = (per_gpu_nic ? 1.0 : inner) * level.bandwidth_per_gpu_Bps /
+                         std::max(1.0, level.oversubscription);
+    const double bw = kNicEfficiency * std::min(rails * level.bandwidth_per_gpu_Bps, share);
+    s.network_Bps = s.network_Bps > 0 ? std::min(s.network_Bps, bw) : bw;
+    s.latency_s = std::max(s.latency_s, level.latency_s);
+    s.outer_latency_s = std::max(s.outer_latency_s, level.latency_s);
+    inner = members_per_domain(level, g);
   }
-  return least;
+  return s;
 }
 
-double step_latency_s(const spec::ClusterSpec& c, size_t top) {
-  return kStepLatency_s + c.levels[top].latency_s;
+double bottleneck_Bps(const Span& s) {
+  if (s.nvlink_Bps > 0 && s.network_Bps > 0) return std::min(s.nvlink_Bps, s.network_Bps);
+  return s.nvlink_Bps > 0 ? s.nvlink_Bps : s.network_Bps;
+}
+
+// Bandwidth time of a ring that moves `wire` bytes per rank and makes `local` bytes' worth of
+// local passes: the NVLink hops and the SMs' pass run in series (the fit), the NIC hops alongside.
+double ring_transfer_s(const Span& s, double wire, double local) {
+  const double gpu_side = (s.nvlink_Bps > 0 ? wire / s.nvlink_Bps : 0) + local / s.local_Bps;
+  const double network = s.network_Bps > 0 ? wire / s.network_Bps : 0;
+  return std::max(gpu_side, network);
+}
+
+double fill_s(const Span& s, double chunk) {
+  return kFillChunks * std::min(chunk, kLoopBytesPerRank) / bottleneck_Bps(s);
 }
 
 }  // namespace
 
+const CollectiveCalibration& collective_calibration() { return kCalibration; }
+
 double bus_bandwidth_Bps(GroupLayout g, const spec::ClusterSpec& c) {
-  if (c.levels.empty() || g.size <= 1) return 0;
-  const size_t top = outermost_level(g, c);
-  return kLinkEfficiency * bottleneck_Bps(g, c, top) * (1 - kSmallRingLoss / g.size);
+  STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");
+  if (g.size <= 1) return 0;
+  return bottleneck_Bps(span_of(g, c, false));
 }
 
-double collective_time_s(CollectiveKind kind, double bytes, GroupLayout g, const spec::ClusterSpec& c) {
-  if (g.size <= 1 || bytes <= 0 || c.levels.empty()) return 0;
+double collective_time_s(CollectiveKind kind, double bytes, GroupLayout g,
+                         const spec::ClusterSpec& c) {
+  STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");
+  if (g.size <= 1 || bytes <= 0) return 0;
   const double n = g.size;
-  const size_t top = outermost_level(g, c);
-  const double busbw = bus_bandwidth_Bps(g, c);
-  const double step = step_latency_s(c, top);
+  const bool per_gpu_nic = kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv;
+  const Span s = span_of(g, c, per_gpu_nic);
+  const double step = kStepS + s.latency_s;
   switch (kind) {
     case CollectiveKind::kAllReduce: {
-      const double ring = kBaseLatency_s + 2 * (n - 1) * step + 2 * (n - 1) / n * bytes / busbw;
-      if (top == 0) return ring;
-      // Across nodes NCCL may pick its double binary tree: log2 latency, about the ring's bus
-      // bandwidth at large sizes (NCCL 2.4 release notes); its tuner takes the faster.
-      const double tree = kBaseLatency_s + 2 * std::log2(n) * step + 2 * (n - 1) / n * bytes / busbw;
+      // Ring: reduce-scatter then all-gather, 2(n-1) steps, 2(n-1)/n S on the wire per rank; the
+      // local pass reads the input and writes the output once (the fitted unit).
+      const double transfer =
+          ring_transfer_s(s, 2 * (n - 1) / n * bytes, kLocalPass * bytes) + fill_s(s, bytes / n);
+      const double ring = kLaunchS + 2 * (n - 1) * step + transfer;
+      if (s.per_node >= g.size) return ring;  // NCCL does not use the tree inside one node
+      // Double binary tree across nodes (NCCL >= 2.4): a chain inside each node, then
+      // ceil(log2(nodes)) levels up and down. At large sizes it reaches about the ring's bus
+      // bandwidth; NCCL's tuner picks whichever it predicts to be faster.
+      const int nodes = (g.size + s.per_node - 1) / s.per_node;
+      const double depth = std::bit_width(static_cast<unsigned>(nodes - 1));
+      const double chain_step = kStepS + c.levels[0].latency_s;
+      const double tree = kLaunchS + 2 * depth * (kStepS + s.outer_latency_s) +
+                          2 * (s.per_node - 1) * chain_step + transfer;
       return std::min(ring, tree);
     }
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter:
-      // Ring only in NCCL: n - 1 steps, each rank moving (n - 1) / n of the buffer.
-      return kBaseLatency_s + (n - 1) * step + (n - 1) / n * bytes / busbw;
+    case CollectiveKind::kReduceScatter: {
+      // Ring only in NCCL: n-1 steps, (n-1)/n S per rank; the local pass touches S + S/n bytes,
+      // (1 + 1/n)/2 of an all-reduce's 2S.
+      const double transfer =
+          ring_transfer_s(s, (n - 1) / n * bytes, kLocalPass * (1 + 1 / n) / 2 * bytes);
+      return kLaunchS + (n - 1) * step + transfer + fill_s(s, bytes / n);
+    }
     case CollectiveKind::kAllToAll: {
-      // Every rank sends bytes / n to each peer at once; the part leaving a domain crosses its NIC.
-      double slowest = 0;
-      for (size_t l = 0; l <= top; ++l) {
-        const int inside_lower = l == 0 ? 1 : members_per_domain(c.levels[l - 1], g);
-        const int inside = members_per_domain(c.levels[l], g);
-        const double leaving = (inside - inside_lower) / n * bytes;
-        const spec::TopologyLevel& level = c.levels[l];
-        const double bw = kLinkEfficiency * level.bandwidth_per_gpu_Bps / std::max(1.0, level.oversubscription);
-        slowest = std::max(slowest, leaving / bw);
-      }
-      return kBaseLatency_s + (n - 1) * step_latency_s(c, 0) + slowest;
+      // NCCL's all-to-all is n-1 rounds of paired send/recv. A rank sends S/n to each peer: the
+      // (per_node - 1) peers in its node over NVLink, the others over its own NIC share, both at
+      // once. The local pass reads S and writes S like an all-reduce.
+      const double intra = s.nvlink_Bps > 0 ? (s.per_node - 1) / n * bytes / s.nvlink_Bps : 0;
+      const double gpu_side = intra + kLocalPass * bytes / s.local_Bps;
+      const double network = s.network_Bps > 0 ? (n - s.per_node) / n * bytes / s.network_Bps : 0;
+      return kLaunchS + (n - 1) * step + std::max(gpu_side, network) + fill_s(s, bytes / n);
     }
     case CollectiveKind::kSendRecv: {
-      const spec::TopologyLevel& level = c.levels[top];
-      const double bw = kLinkEfficiency * level.bandwidth_per_gpu_Bps / std::max(1.0, level.oversubscription);
-      return kBaseLatency_s + step + bytes / bw;
+      // One message over the slowest hop between neighbours; the sender reads it and the
+      // receiver writes it, half an all-reduce's local pass on each GPU.
+      const double transfer = ring_transfer_s(s, bytes, kLocalPass / 2 * bytes);
+      return kLaunchS + step + transfer + fill_s(s, bytes);
     }
   }
+  STEPCAST_ASSERT(false, "every CollectiveKind is handled above");
   return 0;
 }
 

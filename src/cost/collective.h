@@ -1,17 +1,25 @@
-// Collective-communication time: NCCL's ring and tree algorithms priced per topology level with
-// latency and bandwidth (an alpha-beta model), calibrated against nccl-tests measurements.
+// Collective-communication cost model: seconds for one NCCL collective on a group of GPUs placed
+// on a ClusterSpec's topology levels. An alpha-beta model per level, with NCCL's ring (and, for
+// all-reduce, tree) and constants measured with nccl-tests (derivation in docs/collectives.md).
 //
-//   double t = cost::collective_time_s(CollectiveKind::kAllReduce, 64e6, {8, 1}, cluster);
+//   level 2  inter-pod   [ pod 0 .................... ]====[ pod 1 ........ ]   oversubscribed
+//   level 1  scale-out   [ node 0 ]--NIC--[ node 1 ]--NIC--[ node 2 ] ...      k NICs in parallel
+//   level 0  scale-up    [ g0 g1 g2 g3 g4 g5 g6 g7 ]  NVLink/NVSwitch
 //
-//   node 0: [g0 g1 ... g7]   node 1: [g8 ... g15]      group {size 4, stride 8}: g0 g8 g16 g24,
-//     level 0: NVLink          level 0: NVLink          one member per node: each member's traffic
-//   ----------- level 1: NICs / switches -----------    crosses level 1 on its own NIC share.
+//   A group {size n, stride s} holds GPUs r, r+s, r+2s, ...; inside one level-l domain of D GPUs
+//   sit m_l = clamp(D / s, 1, n) of them. NCCL's ring visits a node's members in turn, then hops
+//   to the next node: level 0 carries traffic when m_0 > 1, level l >= 1 when m_(l-1) < n.
+//   TP=8 inside a node: m_0 = 8 = n, NVLink only. DP with s = 8: m_0 = 1, every hop on a NIC.
 //
-// A group of `size` ranks at GPU ids r, r + stride, ... spans level L when its members do not all
-// fit in one level-(L-1) domain. Crossing level L, the k members inside each lower domain drive k
-// NIC rails at once (NCCL runs one channel per NIC), so the level offers k x bandwidth_per_gpu /
-// oversubscription; the ring's bus bandwidth is the least over the levels it crosses.
-// docs/collectives.md derives the equations and the calibration.
+// The ring's bus bandwidth is that of its slowest level; NCCL runs one channel per NIC, so a group
+// with k members per node gets k NICs (capped by NVLink), and leaving a level-(l-1) domain it gets
+// at most its m_(l-1) members' oversubscribed share. Each step pays the slowest level's latency
+// plus NCCL's measured per-step overhead; across nodes all-reduce may take NCCL's tree instead.
+//
+//   double t = cost::collective_time_s(cost::CollectiveKind::kAllReduce, 512e6,
+//                                      cost::GroupLayout{.size = 64, .stride = 8}, cluster);
+//
+// Units: bytes, seconds; bandwidths in the ClusterSpec are bytes/s per GPU per direction.
 #pragma once
 
 #include "spec/cluster_spec.h"
@@ -20,19 +28,38 @@ namespace stepcast::cost {
 
 enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 
-/// `size` ranks at GPU ids r, r + stride, r + 2 stride, ...
+/// A group of `size` ranks at GPU ids r, r+stride, r+2*stride, ... (stride = product of the
+/// degrees of the parallel axes placed inside this one).
 struct GroupLayout {
   int size = 1;
   int stride = 1;
 };
 
-/// Seconds for one collective. `bytes` is the full buffer: all-reduce, the buffer each rank holds;
-/// all-gather, the gathered output; reduce-scatter, the input each rank holds; all-to-all, what
-/// each rank sends in total; send-recv, the message. 0 for a group of one. Allocation-free.
+/// Seconds for one collective of `kind` over `group` on `cluster`. `bytes`: the full buffer
+/// (all-reduce: the buffer each rank holds; all-gather: the gathered output; reduce-scatter: the
+/// input each rank holds; all-to-all: what each rank sends in total; send-recv: the message).
+/// Returns 0 for a group of one rank or bytes <= 0.
+/// REQUIRES: group.size >= 1, group.stride >= 1, cluster.levels non-empty with bandwidths > 0
+/// (guaranteed by spec validation; a violation is a bug and throws kInternal).
+/// Never allocates; O(cluster.levels.size()); thread-safe (pure function).
 double collective_time_s(CollectiveKind kind, double bytes, GroupLayout group,
                          const spec::ClusterSpec& cluster);
 
-/// Bus bandwidth (bytes/s) the ring achieves over `group`: the nccl-tests "busbw".
+/// Bus bandwidth (bytes/s) the ring's slowest level achieves over `group`: the nccl-tests "busbw"
+/// at large sizes, before the local pass and latency. 0 for a group of one. Same REQUIRES.
 double bus_bandwidth_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
+
+/// The measured constants of the model, exposed so that tests can re-derive them from the
+/// nccl-tests tables and check they agree (tests/cost/collective_test.cpp).
+struct CollectiveCalibration {
+  double launch_s = 0;           // fixed cost per collective (kernel launch, first handshake)
+  double step_s = 0;             // NCCL's overhead per ring/tree step, on top of link latency
+  double nvlink_efficiency = 0;  // achieved fraction of levels[0] bandwidth on the wire
+  double local_pass = 0;         // extra passes over the buffer at wire speed (reduce/copy in SMs)
+  double fill_chunks = 0;        // pipeline fill, in chunks of min(bytes/n, loop_bytes_per_rank)
+  double loop_bytes_per_rank = 0;  // NCCL's loop quantum: channels x chunk size, bytes
+  double nic_efficiency = 0;       // achieved fraction of scale-out (levels >= 1) bandwidth
+};
+const CollectiveCalibration& collective_calibration();
 
 }  // namespace stepcast::cost

@@ -15,18 +15,24 @@ namespace {
 
 const char* folder(PresetKind kind) {
   switch (kind) {
-    case PresetKind::kModel: return "models";
-    case PresetKind::kGpu: return "gpus";
-    case PresetKind::kCluster: return "clusters";
+    case PresetKind::kModel:
+      return "models";
+    case PresetKind::kGpu:
+      return "gpus";
+    case PresetKind::kCluster:
+      return "clusters";
   }
   return "";
 }
 
 const char* noun(PresetKind kind) {
   switch (kind) {
-    case PresetKind::kModel: return "model";
-    case PresetKind::kGpu: return "GPU";
-    case PresetKind::kCluster: return "cluster";
+    case PresetKind::kModel:
+      return "model";
+    case PresetKind::kGpu:
+      return "GPU";
+    case PresetKind::kCluster:
+      return "cluster";
   }
   return "";
 }
@@ -42,7 +48,7 @@ const PresetText& require(PresetKind kind, std::string_view name) {
   if (const PresetText* p = find(kind, name)) return *p;
   throw Error(ErrorKind::kInvalidInput,
               std::string("unknown ") + noun(kind) + " preset \"" + std::string(name) + "\"",
-              core::suggestion(name, preset_names(kind)) + " (`stepcast presets` lists them)");
+              core::suggestion(name, preset_names(kind)));
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -90,7 +96,7 @@ std::string preset_yaml(std::string_view name) {
     for (std::string& n : preset_names(kind)) all.push_back(std::move(n));
   }
   throw Error(ErrorKind::kInvalidInput, "unknown preset \"" + std::string(name) + "\"",
-              core::suggestion(name, all) + " (`stepcast presets` lists them)");
+              core::suggestion(name, all));
 }
 
 ModelSpec load_model(std::string_view name_or_path) {
@@ -103,6 +109,12 @@ ModelSpec load_model(std::string_view name_or_path) {
 ClusterSpec load_cluster(std::string_view name_or_path) {
   const std::string path(name_or_path);
   if (is_yaml_path(path)) return read_cluster_yaml(path, core::read_file(path));
+  // A .json path is a file the user meant to read, not a preset name with a typo.
+  if (ends_with(path, ".json")) {
+    throw Error(ErrorKind::kInvalidInput, "a cluster is read from YAML, not JSON",
+                "give a cluster preset name or a .yaml file")
+        .at({path, 0, 0});
+  }
   return cluster_preset(name_or_path);
 }
 

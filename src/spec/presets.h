@@ -19,17 +19,19 @@ enum class PresetKind { kModel, kGpu, kCluster };
 /// Names of the presets of one kind, sorted.
 std::vector<std::string> preset_names(PresetKind kind);
 
-/// The preset of that name. Throws Error(kInvalidInput) `unknown model preset "x"` with a
-/// did-you-mean hint.
+/// The preset of that name. Throws Error(kInvalidInput) `unknown model preset "x"` (GPU, cluster)
+/// with the hint `did you mean "y"?`, or the list of valid names when none is close.
 ModelSpec model_preset(std::string_view name);
 GpuSpec gpu_preset(std::string_view name);
 ClusterSpec cluster_preset(std::string_view name);
 
-/// The YAML text of a preset of any kind, verbatim with its source comments.
+/// The YAML text of a preset of any kind, verbatim with its source comments, ready to be edited
+/// and passed back as a file. Throws like model_preset for an unknown name.
 std::string preset_yaml(std::string_view name);
 
 /// A path ending in .yaml/.yml is read as YAML, one ending in .json as a Hugging Face
-/// config.json, anything else is a preset name. Throws Error(kIo) when a file cannot be read.
+/// config.json (models only; a .json cluster is an error), anything else is a preset name.
+/// Throws Error(kIo) naming the path when a file cannot be read, and the readers' errors.
 ModelSpec load_model(std::string_view name_or_path);
 ClusterSpec load_cluster(std::string_view name_or_path);
 

@@ -2,7 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -15,273 +20,396 @@ namespace {
 
 using core::Dimension;
 
-// One YAML document with its text, so that errors can quote the offending line.
-struct Source {
-  std::string name;
-  std::vector<std::string> lines;
-
-  Source(std::string_view n, std::string_view text) : name(n) {
+// One YAML document and its lines, so that an error can quote the line it points at.
+class Source {
+ public:
+  Source(std::string_view name, std::string_view text) : name_(name) {
     size_t start = 0;
-    while (start <= text.size()) {
+    for (;;) {
       const size_t end = text.find('\n', start);
-      lines.emplace_back(text.substr(start, end == std::string_view::npos ? text.size() - start : end - start));
+      std::string_view line =
+          text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines_.emplace_back(line);
       if (end == std::string_view::npos) break;
       start = end + 1;
     }
   }
 
+  // Throws Error(kInvalidInput) at `mark` (yaml-cpp's 0-based line and column; a null mark
+  // locates the whole file).
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& field, std::string message,
                          std::string hint = {}) const {
     Error e(ErrorKind::kInvalidInput, std::move(message), std::move(hint));
-    if (mark.line >= 0) {
-      e.at({name, mark.line + 1, mark.column + 1});
-      if (static_cast<size_t>(mark.line) < lines.size()) e.with_excerpt(lines[static_cast<size_t>(mark.line)]);
-    } else {
-      e.at({name, 0, 0});
+    e.at({name_, mark.line >= 0 ? mark.line + 1 : 0, mark.line >= 0 ? mark.column + 1 : 0});
+    if (mark.line >= 0 && static_cast<size_t>(mark.line) < lines_.size()) {
+      e.with_excerpt(lines_[static_cast<size_t>(mark.line)]);
     }
     if (!field.empty()) e.in_field(field);
     throw e;
   }
+
+ private:
+  std::string name_;
+  std::vector<std::string> lines_;
 };
 
-// Reads the keys of one YAML map, remembering which were used so that the rest can be reported
-// as unknown with a did-you-mean.
+std::string describe(const YAML::Node& n) {
+  if (n.IsScalar()) return "\"" + n.Scalar() + "\"";
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  return "nothing";
+}
+
+// The keys of one YAML map. Readers ask for keys by name; whatever no reader asked for is then
+// reported as unknown, with the nearest known key as a suggestion.
 class MapReader {
  public:
   MapReader(const Source& src, const YAML::Node& node, std::string path)
       : src_(src), node_(node), path_(std::move(path)) {
-    if (!node_.IsMap()) src_.fail(node_.Mark(), path_.empty() ? "(document)" : path_, "expected a map of keys");
+    if (!node_.IsMap()) {
+      src_.fail(node_.Mark(), path_, "expected a map of keys, got " + describe(node_));
+    }
+    for (const auto& kv : node_) {
+      if (!kv.first.IsScalar()) src_.fail(kv.first.Mark(), path_, "expected a key name");
+      const std::string key = kv.first.Scalar();
+      for (const Entry& e : entries_) {
+        if (e.key == key) src_.fail(kv.first.Mark(), path_, "duplicate key \"" + key + "\"");
+      }
+      entries_.push_back({key, kv.first.Mark(), kv.second});
+    }
   }
 
-  bool has(const char* key) {
-    known_.emplace_back(key);
-    return static_cast<bool>(node_[key]);
+  const Source& source() const { return src_; }
+  std::string field(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
   }
 
-  YAML::Node node(const char* key, bool required = true) {
-    known_.emplace_back(key);
-    YAML::Node n = node_[key];
-    if (!n && required) src_.fail(node_.Mark(), path_, std::string("missing required key \"") + key + "\"");
-    return n;
+  bool has(const std::string& key) {
+    known_.push_back(key);
+    return find(key) != nullptr;
   }
 
-  std::string field(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  // The value of a required key; throws naming the key when it is absent.
+  YAML::Node value(const std::string& key) {
+    known_.push_back(key);
+    const Entry* e = find(key);
+    if (e == nullptr) {
+      // A misspelt required key is reported as the typo it is, not as a missing key.
+      for (const Entry& other : entries_) {
+        if (!core::closest_match(other.key, {key}).empty()) {
+          src_.fail(other.key_mark, path_, "unknown key \"" + other.key + "\"",
+                    core::suggestion(other.key, {key}));
+        }
+      }
+      src_.fail(node_.Mark(), path_, "missing required key \"" + key + "\"");
+    }
+    return e->value;
+  }
 
-  std::string text(const char* key, bool required = true, std::string fallback = {}) {
-    const YAML::Node n = node(key, required);
-    if (!n) return fallback;
-    if (!n.IsScalar()) src_.fail(n.Mark(), field(key), "expected a string");
+  const YAML::Mark& key_mark(const std::string& key) const { return find(key)->key_mark; }
+
+  std::string text(const std::string& key) {
+    const YAML::Node n = value(key);
+    if (!n.IsScalar() || n.Scalar().empty()) {
+      src_.fail(n.Mark(), field(key), "expected a name, got " + describe(n));
+    }
     return n.Scalar();
   }
 
-  long long integer(const char* key, bool required = true, long long fallback = 0) {
-    const YAML::Node n = node(key, required);
-    if (!n) return fallback;
-    try {
-      const long long v = n.as<long long>();
-      if (v < 0) src_.fail(n.Mark(), field(key), "expected a non-negative whole number, got " + n.Scalar());
-      return v;
-    } catch (const YAML::Exception&) {
-      src_.fail(n.Mark(), field(key), "expected a whole number, got \"" + scalar(n) + "\"");
+  // A whole number >= min, no larger than INT_MAX.
+  int count(const std::string& key, int min) {
+    const YAML::Node n = value(key);
+    const std::string s = n.IsScalar() ? n.Scalar() : std::string();
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < min || v > INT_MAX) {
+      src_.fail(n.Mark(), field(key),
+                "expected a whole number >= " + std::to_string(min) + ", got " + describe(n));
     }
+    return static_cast<int>(v);
+  }
+  int count(const std::string& key, int min, int fallback) {
+    return has(key) ? count(key, min) : fallback;
   }
 
-  double fraction(const char* key, bool required = true, double fallback = 0) {
-    const YAML::Node n = node(key, required);
-    if (!n) return fallback;
+  // A plain number within [low, high] (or (low, high] when low_open).
+  double number(const std::string& key, double low, double high, bool low_open) {
+    const YAML::Node n = value(key);
+    const std::string s = n.IsScalar() ? n.Scalar() : std::string();
     double v = 0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      src_.fail(n.Mark(), field(key), "expected a number, got \"" + scalar(n) + "\"");
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    const bool parsed = !s.empty() && ec == std::errc() && end == s.data() + s.size();
+    if (!parsed || !std::isfinite(v) || v > high || v < low || (low_open && v == low)) {
+      const std::string range = std::isinf(high)
+                                    ? std::string(low_open ? "> " : ">= ") + format_number(low)
+                                    : std::string(low_open ? "in (" : "in [") + format_number(low) +
+                                          ", " + format_number(high) + "]";
+      src_.fail(n.Mark(), field(key), "expected a number " + range + ", got " + describe(n));
     }
-    if (v < 0) src_.fail(n.Mark(), field(key), "expected a non-negative number, got " + n.Scalar());
     return v;
   }
 
-  double quantity(const char* key, Dimension dim, bool required = true, double fallback = 0) {
-    const YAML::Node n = node(key, required);
-    if (!n) return fallback;
+  double fraction(const std::string& key) { return number(key, 0, 1, true); }
+  double fraction(const std::string& key, double fallback) {
+    return has(key) ? fraction(key) : fallback;
+  }
+
+  double quantity(const std::string& key, Dimension dim) {
+    const YAML::Node n = value(key);
     try {
-      return core::parse_quantity(scalar(n), dim);
+      return core::parse_quantity(n.IsScalar() ? n.Scalar() : describe(n), dim);
     } catch (const Error& e) {
       src_.fail(n.Mark(), field(key), e.message(), e.hint());
     }
   }
-
-  bool boolean(const char* key, bool fallback) {
-    const YAML::Node n = node(key, false);
-    if (!n) return fallback;
-    try {
-      return n.as<bool>();
-    } catch (const YAML::Exception&) {
-      src_.fail(n.Mark(), field(key), "expected true or false, got \"" + scalar(n) + "\"");
+  // A quantity that the cost model divides by, so zero is refused.
+  double positive_quantity(const std::string& key, Dimension dim) {
+    const double v = quantity(key, dim);
+    if (v <= 0) {
+      src_.fail(value(key).Mark(), field(key),
+                "expected a value above zero, got " + describe(value(key)));
     }
+    return v;
+  }
+  double quantity(const std::string& key, Dimension dim, double fallback) {
+    return has(key) ? quantity(key, dim) : fallback;
+  }
+
+  bool boolean(const std::string& key) {
+    const YAML::Node n = value(key);
+    bool v = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
+      src_.fail(n.Mark(), field(key), "expected true or false, got " + describe(n));
+    }
+    return v;
   }
 
   template <typename Enum>
-  Enum choice(const char* key, const std::vector<std::pair<std::string, Enum>>& options, Enum fallback) {
-    const YAML::Node n = node(key, false);
-    if (!n) return fallback;
-    const std::string v = scalar(n);
+  Enum choice(const std::string& key, const std::vector<std::pair<std::string, Enum>>& options) {
+    const YAML::Node n = value(key);
+    const std::string v = n.IsScalar() ? n.Scalar() : std::string();
     std::vector<std::string> names;
-    for (const auto& [name, value] : options) {
-      if (name == v) return value;
+    for (const auto& [name, e] : options) {
+      if (name == v) return e;
       names.push_back(name);
     }
-    src_.fail(n.Mark(), field(key), "unknown value \"" + v + "\"", core::suggestion(v, names));
+    src_.fail(n.Mark(), field(key), "unknown value " + describe(n), core::suggestion(v, names));
   }
 
-  /// Throws for the first key that no reader asked for.
+  // Throws for the first key in document order that no reader asked for.
   void reject_unknown_keys() const {
-    for (const auto& entry : node_) {
-      const std::string key = entry.first.Scalar();
+    for (const Entry& e : entries_) {
       bool known = false;
-      for (const std::string& k : known_) known = known || k == key;
+      for (const std::string& k : known_) known = known || k == e.key;
       if (!known) {
-        src_.fail(entry.first.Mark(), field(key.c_str()), "unknown key \"" + key + "\"",
-                  core::suggestion(key, known_));
+        src_.fail(e.key_mark, path_, "unknown key \"" + e.key + "\"",
+                  core::suggestion(e.key, known_));
       }
     }
   }
 
  private:
-  std::string scalar(const YAML::Node& n) const { return n.IsScalar() ? n.Scalar() : std::string("(not a scalar)"); }
+  struct Entry {
+    std::string key;
+    YAML::Mark key_mark;
+    YAML::Node value;
+  };
+
+  static std::string format_number(double v) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+    return s;
+  }
+
+  const Entry* find(const std::string& key) const {
+    for (const Entry& e : entries_) {
+      if (e.key == key) return &e;
+    }
+    return nullptr;
+  }
 
   const Source& src_;
   YAML::Node node_;
   std::string path_;
+  std::vector<Entry> entries_;
   std::vector<std::string> known_;
 };
 
-YAML::Node parse(const Source& src, std::string_view text) {
+// Parses `text` and runs `read` on its root, turning every yaml-cpp exception into an Error at
+// the mark yaml-cpp gives, so that no foreign exception leaves this file.
+template <typename Read>
+auto read_document(std::string_view source_name, std::string_view text, Read read) {
+  const Source src(source_name, text);
   try {
-    return YAML::Load(std::string(text));
+    const YAML::Node root = YAML::Load(std::string(text));
+    if (!root.IsDefined() || root.IsNull()) {
+      src.fail(YAML::Mark::null_mark(), "", "the document is empty; expected a map of keys");
+    }
+    return read(src, root);
   } catch (const YAML::ParserException& e) {
     src.fail(e.mark, "", "malformed YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    src.fail(e.mark, "", e.msg);
   }
 }
 
-int to_int(long long v) { return static_cast<int>(std::min<long long>(v, 1'000'000'000)); }
-
-GpuSpec gpu_from(const Source& src, MapReader r) {
+GpuSpec gpu_from(MapReader r) {
   GpuSpec g;
   g.name = r.text("name");
   g.peak_fp32_flops = r.quantity("peak_fp32", Dimension::kFlopRate);
-  g.peak_tf32_flops = r.quantity("peak_tf32", Dimension::kFlopRate, false);
-  g.peak_bf16_flops = r.quantity("peak_bf16", Dimension::kFlopRate);
-  g.peak_fp8_flops = r.quantity("peak_fp8", Dimension::kFlopRate, false);
-  g.hbm_bytes = r.quantity("hbm", Dimension::kBytes);
-  g.hbm_bandwidth_Bps = r.quantity("hbm_bandwidth", Dimension::kBandwidth);
-  g.tdp_w = r.quantity("tdp", Dimension::kPower);
-  g.power_limit_w = r.quantity("power_limit", Dimension::kPower, false);
-  g.sm_count = to_int(r.integer("sm_count"));
+  g.peak_tf32_flops = r.quantity("peak_tf32", Dimension::kFlopRate);
+  g.peak_bf16_flops = r.positive_quantity("peak_bf16", Dimension::kFlopRate);
+  g.peak_fp8_flops = r.quantity("peak_fp8", Dimension::kFlopRate, 0);
+  g.hbm_bytes = r.positive_quantity("hbm", Dimension::kBytes);
+  g.hbm_bandwidth_Bps = r.positive_quantity("hbm_bandwidth", Dimension::kBandwidth);
+  g.tdp_w = r.positive_quantity("tdp", Dimension::kPower);
+  g.power_limit_w = r.quantity("power_limit", Dimension::kPower, 0);
+  g.sm_count = r.count("sm_count", 1);
   g.matmul_efficiency = r.fraction("matmul_efficiency");
-  g.fp8_matmul_efficiency = r.fraction("fp8_matmul_efficiency", false);
+  g.fp8_matmul_efficiency = r.fraction("fp8_matmul_efficiency", 0);
   g.memory_efficiency = r.fraction("memory_efficiency");
   g.attention_efficiency = r.fraction("attention_efficiency");
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
   r.reject_unknown_keys();
-  for (const double f : {g.matmul_efficiency, g.memory_efficiency, g.attention_efficiency}) {
-    if (f <= 0 || f > 1) src.fail(YAML::Mark::null_mark(), "", "efficiencies must lie in (0, 1]");
-  }
   return g;
+}
+
+MoeSpec moe_from(MapReader r, const ModelSpec& m) {
+  MoeSpec moe;
+  moe.experts = r.count("experts", 1);
+  moe.top_k = r.count("top_k", 1);
+  if (moe.top_k > moe.experts) {
+    r.source().fail(r.value("top_k").Mark(), r.field("top_k"),
+                    "top_k " + std::to_string(moe.top_k) + " exceeds the " +
+                        std::to_string(moe.experts) + " experts");
+  }
+  moe.expert_ffn = r.count("expert_ffn", 1);
+  moe.shared_experts = r.count("shared_experts", 0, 0);
+  moe.dense_layers = r.count("dense_layers", 0, 0);
+  if (moe.dense_layers >= m.layers) {
+    r.source().fail(r.value("dense_layers").Mark(), r.field("dense_layers"),
+                    "dense_layers " + std::to_string(moe.dense_layers) +
+                        " leaves no MoE layer among the " + std::to_string(m.layers) + " layers");
+  }
+  moe.capacity_factor =
+      r.has("capacity_factor")
+          ? r.number("capacity_factor", 0, std::numeric_limits<double>::infinity(), true)
+          : 1.0;
+  r.reject_unknown_keys();
+  return moe;
 }
 
 }  // namespace
 
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
-  const Source src(source_name, text);
-  MapReader r(src, parse(src, text), "");
-  ModelSpec m;
-  m.name = r.text("name");
-  m.layers = to_int(r.integer("layers"));
-  m.hidden = to_int(r.integer("hidden"));
-  m.ffn = to_int(r.integer("ffn"));
-  m.heads = to_int(r.integer("heads"));
-  m.kv_heads = to_int(r.integer("kv_heads", false, m.heads));
-  m.head_dim = to_int(r.integer("head_dim", false, 0));
-  m.vocab = to_int(r.integer("vocab"));
-  m.max_seq = to_int(r.integer("max_seq"));
-  m.mlp = r.choice<MlpKind>("mlp", {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}}, MlpKind::kGelu);
-  m.norm = r.choice<NormKind>("norm", {{"layernorm", NormKind::kLayerNorm}, {"rmsnorm", NormKind::kRmsNorm}},
-                              NormKind::kLayerNorm);
-  m.position = r.choice<PositionKind>("position",
-                                      {{"learned", PositionKind::kLearned}, {"rope", PositionKind::kRope},
-                                       {"alibi", PositionKind::kAlibi}, {"none", PositionKind::kNone}},
-                                      PositionKind::kLearned);
-  m.tied_embeddings = r.boolean("tied_embeddings", false);
-  m.bias = r.boolean("bias", false);
-  if (r.has("moe")) {
-    MapReader moe(src, r.node("moe"), "moe");
-    m.moe.experts = to_int(moe.integer("experts"));
-    m.moe.top_k = to_int(moe.integer("top_k"));
-    m.moe.expert_ffn = to_int(moe.integer("expert_ffn"));
-    m.moe.shared_experts = to_int(moe.integer("shared_experts", false, 0));
-    m.moe.dense_layers = to_int(moe.integer("dense_layers", false, 0));
-    m.moe.capacity_factor = moe.fraction("capacity_factor", false, 1.0);
-    moe.reject_unknown_keys();
-  }
-  r.reject_unknown_keys();
-  if (m.layers == 0 || m.hidden == 0 || m.heads == 0 || m.vocab == 0) {
-    src.fail(YAML::Mark::null_mark(), "", "layers, hidden, heads and vocab must be at least 1");
-  }
-  return m;
+  return read_document(source_name, text, [](const Source& src, const YAML::Node& root) {
+    MapReader r(src, root, "");
+    ModelSpec m;
+    m.name = r.text("name");
+    m.layers = r.count("layers", 1);
+    m.hidden = r.count("hidden", 1);
+    m.ffn = r.count("ffn", 1);
+    m.heads = r.count("heads", 1);
+    m.kv_heads = r.count("kv_heads", 1, m.heads);
+    if (m.heads % m.kv_heads != 0) {
+      src.fail(r.value("kv_heads").Mark(), "kv_heads",
+               "kv_heads " + std::to_string(m.kv_heads) + " does not divide heads " +
+                   std::to_string(m.heads));
+    }
+    m.head_dim = r.count("head_dim", 1, 0);
+    m.vocab = r.count("vocab", 1);
+    m.max_seq = r.count("max_seq", 1);
+    m.mlp = r.choice<MlpKind>("mlp", {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}});
+    m.norm = r.choice<NormKind>(
+        "norm", {{"layernorm", NormKind::kLayerNorm}, {"rmsnorm", NormKind::kRmsNorm}});
+    m.position = r.choice<PositionKind>("position", {{"learned", PositionKind::kLearned},
+                                                     {"rope", PositionKind::kRope},
+                                                     {"alibi", PositionKind::kAlibi},
+                                                     {"none", PositionKind::kNone}});
+    m.tied_embeddings = r.boolean("tied_embeddings");
+    m.bias = r.boolean("bias");
+    if (r.has("moe")) m.moe = moe_from(MapReader(src, r.value("moe"), "moe"), m);
+    r.reject_unknown_keys();
+    return m;
+  });
 }
 
 GpuSpec read_gpu_yaml(std::string_view source_name, std::string_view text) {
-  const Source src(source_name, text);
-  return gpu_from(src, MapReader(src, parse(src, text), ""));
+  return read_document(source_name, text, [](const Source& src, const YAML::Node& root) {
+    return gpu_from(MapReader(src, root, ""));
+  });
 }
 
 ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view text) {
-  const Source src(source_name, text);
-  MapReader r(src, parse(src, text), "");
-  ClusterSpec c;
-  c.name = r.text("name");
-  const YAML::Node gpu = r.node("gpu");
-  if (gpu.IsScalar()) {
-    try {
-      c.gpu = gpu_preset(gpu.Scalar());
-    } catch (const Error& e) {
-      src.fail(gpu.Mark(), "gpu", e.message(), e.hint());
-    }
-  } else {
-    c.gpu = gpu_from(src, MapReader(src, gpu, "gpu"));
-  }
-  c.gpus_per_node = to_int(r.integer("gpus_per_node"));
-  c.max_gpus = to_int(r.integer("max_gpus", false, 0));
-  const YAML::Node levels = r.node("levels");
-  if (!levels.IsSequence() || levels.size() == 0) {
-    src.fail(levels.Mark(), "levels", "expected a list of topology levels, innermost first");
-  }
-  for (size_t i = 0; i < levels.size(); ++i) {
-    MapReader l(src, levels[i], "levels[" + std::to_string(i) + "]");
-    TopologyLevel level;
-    level.name = l.text("name");
-    level.domain_gpus = to_int(l.integer("domain_gpus"));
-    if (l.has("bandwidth_per_gpu")) {
-      level.bandwidth_per_gpu_Bps = l.quantity("bandwidth_per_gpu", Dimension::kBandwidth);
-      if (l.has("nics_per_node") || l.has("nic_bandwidth")) {
-        src.fail(levels[i].Mark(), l.field("bandwidth_per_gpu"),
-                 "give bandwidth_per_gpu or nics_per_node with nic_bandwidth, not both");
+  return read_document(source_name, text, [](const Source& src, const YAML::Node& root) {
+    MapReader r(src, root, "");
+    ClusterSpec c;
+    c.name = r.text("name");
+    const YAML::Node gpu = r.value("gpu");
+    if (gpu.IsScalar()) {
+      try {
+        c.gpu = gpu_preset(gpu.Scalar());
+      } catch (const Error& e) {
+        src.fail(gpu.Mark(), "gpu", e.message(), e.hint());
       }
     } else {
-      const double nics = static_cast<double>(l.integer("nics_per_node"));
-      const double nic = l.quantity("nic_bandwidth", Dimension::kBandwidth);
-      level.bandwidth_per_gpu_Bps = nics * nic / std::max(1, c.gpus_per_node);
+      c.gpu = gpu_from(MapReader(src, gpu, "gpu"));
     }
-    level.latency_s = l.quantity("latency", Dimension::kTime);
-    level.oversubscription = l.fraction("oversubscription", false, 1.0);
-    if (level.oversubscription < 1) {
-      src.fail(levels[i]["oversubscription"].Mark(), l.field("oversubscription"),
-               "expected a ratio >= 1 (7 for 1:7 oversubscription)");
+    c.gpus_per_node = r.count("gpus_per_node", 1);
+    c.max_gpus = r.count("max_gpus", 0, 0);
+    const YAML::Node levels = r.value("levels");
+    if (!levels.IsSequence() || levels.size() == 0) {
+      src.fail(levels.Mark(), "levels",
+               "expected a list of topology levels, innermost first, got " + describe(levels));
     }
-    l.reject_unknown_keys();
-    c.levels.push_back(level);
-  }
-  r.reject_unknown_keys();
-  return c;
+    for (size_t i = 0; i < levels.size(); ++i) {
+      MapReader l(src, levels[i], "levels[" + std::to_string(i) + "]");
+      TopologyLevel level;
+      level.name = l.text("name");
+      level.domain_gpus = l.count("domain_gpus", 0);
+      const int previous = c.levels.empty() ? 0 : c.levels.back().domain_gpus;
+      if (!c.levels.empty() && previous == 0) {
+        src.fail(levels[i].Mark(), l.field("domain_gpus"),
+                 "a level follows one that spans the whole cluster (domain_gpus 0)",
+                 "only the outermost level may have domain_gpus 0");
+      }
+      if (level.domain_gpus != 0 && level.domain_gpus <= previous) {
+        src.fail(
+            l.value("domain_gpus").Mark(), l.field("domain_gpus"),
+            "expected more than the " + std::to_string(previous) + " GPUs of the level inside it",
+            "levels are listed innermost first");
+      }
+      const bool nic_form = l.has("nics_per_node") || l.has("nic_bandwidth");
+      if (l.has("bandwidth_per_gpu")) {
+        if (nic_form) {
+          const char* extra = l.has("nics_per_node") ? "nics_per_node" : "nic_bandwidth";
+          src.fail(l.key_mark(extra), l.field(extra),
+                   "give bandwidth_per_gpu or nics_per_node with nic_bandwidth, not both");
+        }
+        level.bandwidth_per_gpu_Bps =
+            l.positive_quantity("bandwidth_per_gpu", Dimension::kBandwidth);
+      } else if (nic_form) {
+        const double nics = l.count("nics_per_node", 1);
+        const double nic_bandwidth = l.positive_quantity("nic_bandwidth", Dimension::kBandwidth);
+        level.bandwidth_per_gpu_Bps = nics * nic_bandwidth / c.gpus_per_node;
+      } else {
+        src.fail(levels[i].Mark(), l.field("bandwidth_per_gpu"),
+                 "missing required key \"bandwidth_per_gpu\" (or \"nics_per_node\" with "
+                 "\"nic_bandwidth\")");
+      }
+      level.latency_s = l.quantity("latency", Dimension::kTime);
+      level.oversubscription =
+          l.has("oversubscription")
+              ? l.number("oversubscription", 1, std::numeric_limits<double>::infinity(), false)
+              : 1.0;
+      l.reject_unknown_keys();
+      c.levels.push_back(level);
+    }
+    r.reject_unknown_keys();
+    return c;
+  });
 }
 
 }  // namespace stepcast::spec

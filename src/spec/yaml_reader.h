@@ -1,13 +1,17 @@
-// ModelSpec, GpuSpec and ClusterSpec from YAML, the format of the presets in data/ and of the
+// ModelSpec, GpuSpec and ClusterSpec from YAML: the format of the presets in data/ and of the
 // files `stepcast presets show NAME` prints for editing.
 //
-//   spec::ClusterSpec c = spec::read_cluster_yaml("my-cluster.yaml", text);
+//   spec::ClusterSpec c = spec::read_cluster_yaml("my-cluster.yaml", core::read_file(path));
 //
-// Every dimensional quantity carries its unit ("900 GB/s", "400 Gbit/s", "80 GiB", "2 us",
-// "989 TFLOP/s", "700 W"). A bare number there, an unknown key (with a did-you-mean), a missing
-// required key, a wrong type or malformed YAML throws Error(kInvalidInput) naming
-// file:line:column and the field, with the offending line and a caret. The schemas are in the
-// README ("Formats") and in every file of data/.
+// Every dimensional value carries its unit ("900 GB/s", "400 Gbit/s", "80 GiB", "2 us",
+// "989 TFLOP/s", "700 W"); counts are whole numbers, efficiencies plain fractions. The keys of each
+// schema are those of the files in data/{models,gpus,clusters}/, which document them.
+//
+// Errors: malformed YAML, an unknown or duplicated key (with a did-you-mean), a missing required
+// key, a value of the wrong type or out of range, a bare number where a unit is required (the hint
+// lists the accepted units) and an unknown enum value all throw Error(kInvalidInput) located at
+// source_name:line:column (1-based), naming the field (e.g. `levels[1].bandwidth_per_gpu`) and
+// quoting the offending line. No other exception escapes.
 #pragma once
 
 #include <string_view>
@@ -18,9 +22,22 @@
 
 namespace stepcast::spec {
 
+/// Required: name, layers, hidden, ffn, heads, vocab, max_seq, mlp (gelu|swiglu), norm
+/// (layernorm|rmsnorm), position (learned|rope|alibi|none), tied_embeddings, bias. Optional:
+/// kv_heads (default heads; must divide heads), head_dim, moe {experts, top_k, expert_ffn,
+/// shared_experts, dense_layers, capacity_factor}.
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text);
+
+/// Required: name, peak_fp32, peak_tf32, peak_bf16 (FLOP rates), hbm, hbm_bandwidth, tdp,
+/// sm_count, matmul_efficiency, memory_efficiency, attention_efficiency (fractions in (0, 1]),
+/// kernel_overhead. Optional: peak_fp8, power_limit, fp8_matmul_efficiency.
 GpuSpec read_gpu_yaml(std::string_view source_name, std::string_view text);
-/// `gpu:` is a GPU preset name or an inline map in the GPU schema.
+
+/// Required: name, gpu (a GPU preset name or an inline map in the GPU schema), gpus_per_node,
+/// levels (innermost first), each {name, domain_gpus (0 = the whole cluster, outermost only),
+/// latency, and bandwidth_per_gpu per direction or nics_per_node with nic_bandwidth, converted to
+/// nics_per_node * nic_bandwidth / gpus_per_node}. Optional: max_gpus (0 = unbounded), a level's
+/// oversubscription (>= 1, default 1; 7 for 1:7).
 ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view text);
 
 }  // namespace stepcast::spec

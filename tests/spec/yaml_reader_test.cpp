@@ -1,0 +1,319 @@
+#include "spec/yaml_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "core/error.h"
+#include "spec/presets.h"
+
+namespace stepcast::spec {
+namespace {
+
+// what() plus the hint, as the CLI prints them; "no error" when `f` returns.
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what() + (e.hint().empty() ? std::string() : "\nhint: " + e.hint());
+  }
+  return "no error";
+}
+
+const char* const kModel =
+    "name: tiny\n"
+    "layers: 2\n"
+    "hidden: 64\n"
+    "ffn: 256\n"
+    "heads: 4\n"
+    "vocab: 100\n"
+    "max_seq: 128\n"
+    "mlp: swiglu\n"
+    "norm: rmsnorm\n"
+    "position: rope\n"
+    "tied_embeddings: false\n"
+    "bias: false\n";
+
+const char* const kGpu =
+    "name: gpu\n"
+    "peak_fp32: \"60 TFLOP/s\"\n"
+    "peak_tf32: \"500 TFLOP/s\"\n"
+    "peak_bf16: \"1000 TFLOP/s\"\n"
+    "hbm: \"80 GiB\"\n"
+    "hbm_bandwidth: \"3 TB/s\"\n"
+    "tdp: \"700 W\"\n"
+    "sm_count: 132\n"
+    "matmul_efficiency: 0.8\n"
+    "memory_efficiency: 0.9\n"
+    "attention_efficiency: 0.4\n"
+    "kernel_overhead: \"3 us\"\n";
+
+const char* const kCluster =
+    "name: mine\n"
+    "gpu: h100-sxm\n"
+    "gpus_per_node: 8\n"
+    "levels:\n"
+    "  - name: nvlink\n"
+    "    domain_gpus: 8\n"
+    "    bandwidth_per_gpu: \"450 GB/s\"\n"
+    "    latency: \"1 us\"\n"
+    "  - name: ib\n"
+    "    domain_gpus: 0\n"
+    "    nics_per_node: 8\n"
+    "    nic_bandwidth: \"400 Gbit/s\"\n"
+    "    latency: \"3 us\"\n";
+
+// `base` with the first occurrence of `from` replaced by `to`.
+std::string edit(std::string base, const std::string& from, const std::string& to) {
+  const size_t at = base.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) base.replace(at, from.size(), to);
+  return base;
+}
+
+TEST(YamlReader, ReadsModelAndDefaultsKvHeadsToHeads) {
+  const ModelSpec m = read_model_yaml("m.yaml", kModel);
+  EXPECT_EQ(m.name, "tiny");
+  EXPECT_EQ(m.layers, 2);
+  EXPECT_EQ(m.hidden, 64);
+  EXPECT_EQ(m.ffn, 256);
+  EXPECT_EQ(m.heads, 4);
+  EXPECT_EQ(m.kv_heads, 4);
+  EXPECT_EQ(m.head_dim, 0);
+  EXPECT_EQ(m.vocab, 100);
+  EXPECT_EQ(m.max_seq, 128);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
+  EXPECT_EQ(m.norm, NormKind::kRmsNorm);
+  EXPECT_EQ(m.position, PositionKind::kRope);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.bias);
+  EXPECT_FALSE(m.is_moe());
+}
+
+TEST(YamlReader, ReadsMoeBlockWithDefaults) {
+  const ModelSpec m = read_model_yaml("m.yaml", std::string(kModel) +
+                                                    "kv_heads: 2\nmoe:\n  experts: 8\n  top_k: 2\n"
+                                                    "  expert_ffn: 128\n");
+  EXPECT_EQ(m.kv_heads, 2);
+  EXPECT_EQ(m.moe.experts, 8);
+  EXPECT_EQ(m.moe.top_k, 2);
+  EXPECT_EQ(m.moe.expert_ffn, 128);
+  EXPECT_EQ(m.moe.shared_experts, 0);
+  EXPECT_EQ(m.moe.dense_layers, 0);
+  EXPECT_DOUBLE_EQ(m.moe.capacity_factor, 1.0);
+}
+
+TEST(YamlReader, ReadsGpuQuantitiesInSiUnits) {
+  const GpuSpec g = read_gpu_yaml("g.yaml", std::string(kGpu) + "power_limit: \"500 W\"\n");
+  EXPECT_DOUBLE_EQ(g.peak_bf16_flops, 1000e12);
+  EXPECT_DOUBLE_EQ(g.hbm_bytes, 80.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(g.hbm_bandwidth_Bps, 3e12);
+  EXPECT_DOUBLE_EQ(g.peak_fp8_flops, 0);  // absent: no FP8 tensor cores
+  EXPECT_DOUBLE_EQ(g.power_limit_w, 500);
+  EXPECT_DOUBLE_EQ(g.kernel_overhead_s, 3e-6);
+  EXPECT_DOUBLE_EQ(g.fp8_matmul_efficiency, 0);
+}
+
+TEST(YamlReader, ConvertsNicsPerNodeToPerGpuBandwidth) {
+  const ClusterSpec c = read_cluster_yaml("c.yaml", kCluster);
+  EXPECT_EQ(c.gpu.name, "h100-sxm");
+  EXPECT_EQ(c.max_gpus, 0);
+  ASSERT_EQ(c.levels.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.levels[0].bandwidth_per_gpu_Bps, 450e9);
+  EXPECT_DOUBLE_EQ(c.levels[0].latency_s, 1e-6);
+  // 8 NICs of 400 Gbit/s shared by 8 GPUs: 400e9 / 8 bytes/s per GPU and direction.
+  EXPECT_DOUBLE_EQ(c.levels[1].bandwidth_per_gpu_Bps, 8 * 400e9 / 8 / 8);
+  EXPECT_DOUBLE_EQ(c.levels[1].oversubscription, 1.0);
+}
+
+TEST(YamlReader, ReadsInlineGpuMap) {
+  std::string gpu = "gpu:\n";
+  for (size_t start = 0; start < std::string(kGpu).size();) {
+    const size_t end = std::string(kGpu).find('\n', start);
+    gpu += "  " + std::string(kGpu).substr(start, end + 1 - start);
+    start = end + 1;
+  }
+  const ClusterSpec c = read_cluster_yaml("c.yaml", edit(kCluster, "gpu: h100-sxm\n", gpu));
+  EXPECT_EQ(c.gpu.name, "gpu");
+  EXPECT_DOUBLE_EQ(c.gpu.peak_bf16_flops, 1000e12);
+}
+
+struct ErrorCase {
+  const char* what;
+  std::function<void()> read;
+  std::string expected;
+};
+
+// Every error site of the reader, message text verbatim (STYLE.md §3.7).
+TEST(YamlReader, ErrorMessages) {
+  const ErrorCase cases[] = {
+      {"malformed YAML is located at file:line:column",
+       [] { read_model_yaml("m.yaml", "name: x\nlayers: [1, 2\nhidden: 3\n"); },
+       "m.yaml:3:7: malformed YAML: end of sequence flow not found\n"
+       "  hidden: 3\n"
+       "        ^"},
+      {"bare number where a unit is required",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "\"450 GB/s\"", "450")); },
+       "c.yaml:7:24: levels[0].bandwidth_per_gpu: expected a bandwidth such as \"900 GB/s\" or "
+       "\"400 Gbit/s\", got \"450\"\n"
+       "      bandwidth_per_gpu: 450\n"
+       "                         ^\n"
+       "hint: accepted units: B/s, KB/s, MB/s, GB/s, TB/s, bit/s, Kbit/s, Mbit/s, Gbit/s, "
+       "Tbit/s, Gb/s, Gbps, Tb/s, Mb/s"},
+      {"unknown top-level key",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "gpus_per_node", "gpus_per_nodes")); },
+       "c.yaml:3:1: unknown key \"gpus_per_nodes\"\n"
+       "  gpus_per_nodes: 8\n"
+       "  ^\n"
+       "hint: did you mean \"gpus_per_node\"?"},
+      {"unknown key inside a level",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "latency: \"3 us\"", "latncy: \"3 us\"")); },
+       "c.yaml:13:5: levels[1]: unknown key \"latncy\"\n"
+       "      latncy: \"3 us\"\n"
+       "      ^\n"
+       "hint: did you mean \"latency\"?"},
+      {"unknown key with nothing close lists the valid keys",
+       [] { read_model_yaml("m.yaml", std::string(kModel) + "dropout: 0.1\n"); },
+       "m.yaml:13:1: unknown key \"dropout\"\n"
+       "  dropout: 0.1\n"
+       "  ^\n"
+       "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
+       "norm, position, tied_embeddings, bias, moe"},
+      {"missing required key", [] { read_model_yaml("m.yaml", edit(kModel, "vocab: 100\n", "")); },
+       "m.yaml:1:1: missing required key \"vocab\"\n"
+       "  name: tiny\n"
+       "  ^"},
+      {"duplicate key", [] { read_model_yaml("m.yaml", std::string(kModel) + "layers: 3\n"); },
+       "m.yaml:13:1: duplicate key \"layers\"\n"
+       "  layers: 3\n"
+       "  ^"},
+      {"wrong type for a count",
+       [] { read_model_yaml("m.yaml", edit(kModel, "layers: 2", "layers: 2.5")); },
+       "m.yaml:2:9: layers: expected a whole number >= 1, got \"2.5\"\n"
+       "  layers: 2.5\n"
+       "          ^"},
+      {"a list where a count belongs",
+       [] { read_model_yaml("m.yaml", edit(kModel, "heads: 4", "heads: [4]")); },
+       "m.yaml:5:8: heads: expected a whole number >= 1, got a list\n"
+       "  heads: [4]\n"
+       "         ^"},
+      {"bad enum value",
+       [] { read_model_yaml("m.yaml", edit(kModel, "mlp: swiglu", "mlp: swigle")); },
+       "m.yaml:8:6: mlp: unknown value \"swigle\"\n"
+       "  mlp: swigle\n"
+       "       ^\n"
+       "hint: did you mean \"swiglu\"?"},
+      {"bad enum value with nothing close",
+       [] { read_model_yaml("m.yaml", edit(kModel, "position: rope", "position: xpos")); },
+       "m.yaml:10:11: position: unknown value \"xpos\"\n"
+       "  position: xpos\n"
+       "            ^\n"
+       "hint: valid: learned, rope, alibi, none"},
+      {"bool that is not one",
+       [] { read_model_yaml("m.yaml", edit(kModel, "bias: false", "bias: maybe")); },
+       "m.yaml:12:7: bias: expected true or false, got \"maybe\"\n"
+       "  bias: maybe\n"
+       "        ^"},
+      {"kv_heads that do not divide heads",
+       [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 3\n"); },
+       "m.yaml:13:11: kv_heads: kv_heads 3 does not divide heads 4\n"
+       "  kv_heads: 3\n"
+       "            ^"},
+      {"top_k above the expert count",
+       [] {
+         read_model_yaml("m.yaml",
+                         std::string(kModel) + "moe:\n  experts: 2\n  top_k: 4\n  expert_ffn: 8\n");
+       },
+       "m.yaml:15:10: moe.top_k: top_k 4 exceeds the 2 experts\n"
+       "    top_k: 4\n"
+       "           ^"},
+      {"efficiency above one",
+       [] {
+         read_gpu_yaml("g.yaml", edit(kGpu, "memory_efficiency: 0.9", "memory_efficiency: 90"));
+       },
+       "g.yaml:10:20: memory_efficiency: expected a number in (0, 1], got \"90\"\n"
+       "  memory_efficiency: 90\n"
+       "                     ^"},
+      {"zero bandwidth", [] { read_gpu_yaml("g.yaml", edit(kGpu, "\"3 TB/s\"", "\"0 TB/s\"")); },
+       "g.yaml:6:16: hbm_bandwidth: expected a value above zero, got \"0 TB/s\"\n"
+       "  hbm_bandwidth: \"0 TB/s\"\n"
+       "                 ^"},
+      {"unknown GPU preset in a cluster",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "gpu: h100-sxm", "gpu: h100-sxn")); },
+       "c.yaml:2:6: gpu: unknown GPU preset \"h100-sxn\"\n"
+       "  gpu: h100-sxn\n"
+       "       ^\n"
+       "hint: did you mean \"h100-sxm\"?"},
+      {"inline GPU map with an error names the nested field",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "gpu: h100-sxm", "gpu: {name: g}")); },
+       "c.yaml:2:6: gpu: missing required key \"peak_fp32\"\n"
+       "  gpu: {name: g}\n"
+       "       ^"},
+      {"both bandwidth forms in one level",
+       [] {
+         read_cluster_yaml("c.yaml", edit(kCluster, "    latency: \"1 us\"\n",
+                                          "    latency: \"1 us\"\n    nics_per_node: 8\n"));
+       },
+       "c.yaml:9:5: levels[0].nics_per_node: give bandwidth_per_gpu or nics_per_node with "
+       "nic_bandwidth, not both\n"
+       "      nics_per_node: 8\n"
+       "      ^"},
+      {"no bandwidth in a level",
+       [] {
+         read_cluster_yaml("c.yaml", edit(kCluster, "    bandwidth_per_gpu: \"450 GB/s\"\n", ""));
+       },
+       "c.yaml:5:5: levels[0].bandwidth_per_gpu: missing required key \"bandwidth_per_gpu\" (or "
+       "\"nics_per_node\" with \"nic_bandwidth\")\n"
+       "    - name: nvlink\n"
+       "      ^"},
+      {"levels out of order",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "domain_gpus: 0", "domain_gpus: 4")); },
+       "c.yaml:10:18: levels[1].domain_gpus: expected more than the 8 GPUs of the level inside it\n"
+       "      domain_gpus: 4\n"
+       "                   ^\n"
+       "hint: levels are listed innermost first"},
+      {"oversubscription below one",
+       [] { read_cluster_yaml("c.yaml", std::string(kCluster) + "    oversubscription: 0.5\n"); },
+       "c.yaml:14:23: levels[1].oversubscription: expected a number >= 1, got \"0.5\"\n"
+       "      oversubscription: 0.5\n"
+       "                        ^"},
+      {"levels that are not a list",
+       [] { read_cluster_yaml("c.yaml", "name: c\ngpu: h100-sxm\ngpus_per_node: 8\nlevels: 2\n"); },
+       "c.yaml:4:9: levels: expected a list of topology levels, innermost first, got \"2\"\n"
+       "  levels: 2\n"
+       "          ^"},
+      {"a document that is not a map", [] { read_gpu_yaml("g.yaml", "- a\n- b\n"); },
+       "g.yaml:1:1: expected a map of keys, got a list\n"
+       "  - a\n"
+       "  ^"},
+      {"an empty document", [] { read_gpu_yaml("g.yaml", "# nothing\n"); },
+       "g.yaml: the document is empty; expected a map of keys"},
+  };
+  for (const ErrorCase& c : cases) EXPECT_EQ(error_of(c.read), c.expected) << c.what;
+}
+
+// Every prefix of a preset is malformed or incomplete somewhere: whatever the reader makes of it,
+// it must answer with a value or a stepcast::Error, never another exception.
+TEST(YamlReader, NoForeignExceptionEscapesOnTruncatedInput) {
+  const std::string texts[] = {preset_yaml("deepseek-v3"), preset_yaml("h100-sxm"),
+                               preset_yaml("llama3-h100-roce")};
+  for (int kind = 0; kind < 3; ++kind) {
+    const std::string& text = texts[kind];
+    for (size_t n = 0; n <= text.size(); ++n) {
+      const std::string prefix = text.substr(0, n);
+      try {
+        if (kind == 0) read_model_yaml("t.yaml", prefix);
+        if (kind == 1) read_gpu_yaml("t.yaml", prefix);
+        if (kind == 2) read_cluster_yaml("t.yaml", prefix);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "foreign exception at prefix " << n << ": " << e.what();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stepcast::spec

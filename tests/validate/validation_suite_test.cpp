@@ -1,0 +1,51 @@
+// The validation suite: every row of ../shared/validation predicted, the error table printed, and
+// a ratchet on each source's MAPE. The limits are the values reached on 2026-11-21 (rounded up to
+// the next 0.5 point); lower them when the model improves, never raise them.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+
+#include "core/csv.h"
+#include "report/report.h"
+#include "validate/validate.h"
+
+namespace stepcast::validate {
+namespace {
+
+Report validate_file(const std::string& name) {
+  const std::string path = STEPCAST_SHARED_DIR "/validation/" + name;
+  return run(read_table(name, core::read_file(path), {}));
+}
+
+void expect_ratchet(const Report& r, const std::map<std::string, double>& limits) {
+  std::printf("%s", report::validation_text(r).c_str());
+  EXPECT_EQ(r.overall.predicted, r.overall.rows) << "every row must be predicted";
+  for (const Summary& s : r.per_source) {
+    const auto it = limits.find(s.source);
+    ASSERT_NE(it, limits.end()) << "no ratchet for source " << s.source;
+    EXPECT_LE(s.mape, it->second) << s.source;
+  }
+}
+
+TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
+  const Report r = validate_file("published_runs.csv");
+  EXPECT_EQ(r.overall.rows, 83);
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.09},
+                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.185},
+                     {"Narayanan2021_SC21_Megatron_Table2", 1.77},
+                     {"Llama3Herd2024_Table4", 0.075},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.45},
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
+  EXPECT_LE(r.overall.mape, 0.545);
+}
+
+TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
+  const Report r = validate_file("vtrain_single_node_a100.csv");
+  EXPECT_EQ(r.overall.rows, 1440);
+  EXPECT_LE(r.overall.mape, 0.31);
+}
+
+}  // namespace
+}  // namespace stepcast::validate
