@@ -1,6 +1,7 @@
 #include "spec/presets.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -243,9 +244,10 @@ TEST(Presets, PresetYamlIsTheDataFileVerbatimAndReadsBackTheSame) {
 class LoadFromFiles : public ::testing::Test {
  protected:
   void SetUp() override {
+    // ctest runs each test in its own process, in parallel: the directory names both.
     dir_ = std::filesystem::temp_directory_path() /
-           ("stepcast_presets_test_" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+           ("stepcast_presets_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
