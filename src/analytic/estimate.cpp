@@ -205,12 +205,14 @@ Estimate estimate(const spec::Scenario& s) {
   if (grad_group.size > 1 && st.zero_stage < 3) {
     const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
     const double reduce = collective(kind, grad_bytes(st.grad_reduce_dtype) * stage_params, grad_group, s);
-    const double bwd_window = kernels_bwd - kernels_bwd / std::max(1.0, layers);
-    dp = std::max(reduce / std::max(1.0, layers), reduce - bwd_window);
+    // Without overlap (Megatron-LM 2021, DeepSpeed without bucketing) nothing hides it.
+    const auto exposed = [&](double comm, double window) {
+      if (!st.overlap_dp_comm) return comm;
+      return std::max(comm / std::max(1.0, layers), comm - (window - window / std::max(1.0, layers)));
+    };
+    dp = exposed(reduce, kernels_bwd);
     if (st.zero_stage >= 1) {  // updated parameter shards gathered before the next forward
-      const double gather = collective(CollectiveKind::kAllGather, 2 * stage_params, grad_group, s);
-      const double fwd_window = kernels_fwd - kernels_fwd / std::max(1.0, layers);
-      dp += std::max(gather / std::max(1.0, layers), gather - fwd_window);
+      dp += exposed(collective(CollectiveKind::kAllGather, 2 * stage_params, grad_group, s), kernels_fwd);
     }
   }
 

@@ -35,6 +35,8 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
   cmd.add_option("--attention", o.attention, "Attention kernel")->check(CLI::IsMember({"flash", "unfused"}))->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
+  cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
+               "Reduce gradients after the backward pass instead of in buckets during it");
   cmd.add_option("--placement", o.placement,
                  "Order in which parallel groups are laid onto GPUs, innermost first")
       ->capture_default_str();

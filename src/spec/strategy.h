@@ -33,6 +33,7 @@ struct Strategy {
   Dtype grad_reduce_dtype = Dtype::kBf16;  // precision of the data-parallel gradient reduction
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
+  bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
   bool fused_elementwise = false;  // elementwise ops fused by a compiler (torch.compile)
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 

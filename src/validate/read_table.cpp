@@ -248,6 +248,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.grad_reduce_dtype = sw.grad_reduce;
   st.placement = sw.placement;
   st.overlap_tp_comm = contains(c.model, "AsyncTP");
+  st.overlap_dp_comm = sw.overlap_dp;
   st.fused_elementwise = contains(c.model, "compile");
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
 
@@ -305,6 +306,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   st.dtype = Dtype::kFp16;
   st.grad_reduce_dtype = Dtype::kFp16;
   st.attention = AttentionKernel::kUnfused;
+  st.overlap_dp_comm = false;
   return c;
 }
 

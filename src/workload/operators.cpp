@@ -51,9 +51,11 @@ Op norm(const char* name, double tokens, double hidden, double e) {
   return memory_op(name, 2 * e * tokens * hidden, 1.5);
 }
 
-// Residual add: reads two tensors, writes one; backward passes the gradient through (fused away).
-Op residual(const char* name, double tokens, double hidden, double e) {
-  return memory_op(name, 3 * e * tokens * hidden, 1.0);
+// Residual add: reads two tensors, writes one; backward passes the gradient through. A compiler
+// (torch.compile) fuses it into the following norm, which then reads x and the residual and
+// writes their sum and the normalised output: one extra read and write instead of three.
+Op residual(const char* name, double tokens, double hidden, double e, bool fused) {
+  return memory_op(name, (fused ? 2 : 3) * e * tokens * hidden, 1.0);
 }
 
 void add_attention(const Scenario& s, LayerOps& out) {
@@ -147,7 +149,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   }
   add_attention(s, out);
   out.add(gemm("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e));
-  out.add(residual("attention_residual", rep, m.hidden, e));
+  const bool fused = st.fused_elementwise;
+  out.add(residual("attention_residual", rep, m.hidden, e, fused));
   out.add(norm("mlp_norm", rep, m.hidden, e));
 
   if (moe_layer) {
@@ -168,7 +171,7 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   } else {
     add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
   }
-  out.add(residual("mlp_residual", rep, m.hidden, e));
+  out.add(residual("mlp_residual", rep, m.hidden, e, fused));
   return out;
 }
 

@@ -288,6 +288,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
             "strategy.fused_elementwise = false\n"
+            "strategy.overlap_dp_comm = true\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");
   EXPECT_NE(text.find("model.name = \"llama-like\"\n"), std::string::npos);
   EXPECT_NE(text.find("model.mlp = swiglu\n"), std::string::npos);

@@ -32,19 +32,19 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv");
   EXPECT_EQ(r.overall.rows, 83);
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.09},
-                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.185},
+                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.18},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.77},
                      {"Llama3Herd2024_Table4", 0.075},
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.46},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.45},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.545);
+  EXPECT_LE(r.overall.mape, 0.55);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv");
   EXPECT_EQ(r.overall.rows, 1440);
-  EXPECT_LE(r.overall.mape, 0.31);
+  EXPECT_LE(r.overall.mape, 0.30);
 }
 
 }  // namespace
