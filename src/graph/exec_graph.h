@@ -1,0 +1,94 @@
+// ExecGraph: what runs in one training step, on which rank and stream, after what. Produced by
+// workload::build (from a Scenario) or trace importers; consumed by sim::Engine.
+//
+//   graph::ExecGraph g;
+//   TaskId f = g.add_task({.kind = TaskKind::kCompute, .rank = 0, .stream = 0, .duration_ns = 1500}, "fwd");
+//   TaskId b = g.add_task({.kind = TaskKind::kCompute, .rank = 0, .stream = 0, .duration_ns = 3000}, "bwd");
+//   g.add_edge(f, b);
+//   g.finalize();  // builds CSR edges, checks acyclic and collectives; throws Error naming tasks
+//
+// Tasks live in flat arrays and edges in CSR form (after finalize), so a graph of millions of
+// tasks stays compact. A collective ties one task on each member rank; all of them start together
+// once every member is ready. Time unit: integer nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepcast::graph {
+
+using TaskId = std::uint32_t;
+inline constexpr std::uint32_t kNoCollective = 0xffffffffu;
+
+enum class TaskKind : std::uint8_t {
+  kCompute,     // a GPU kernel
+  kCollective,  // one rank's part of a collective (all-reduce, all-gather, ...)
+  kSend,        // point-to-point send; paired with a kRecv through a two-member collective
+  kRecv,
+  kMemcpy,
+  kHost,        // CPU-side work that blocks the stream (data loading, optimizer launch)
+  kWait,        // a zero-length event wait
+};
+
+struct Task {
+  TaskKind kind = TaskKind::kCompute;
+  std::uint32_t rank = 0;
+  std::uint16_t stream = 0;        // streams are per rank: 0 compute, 1 communication, ...
+  std::int64_t duration_ns = 0;    // REQUIRES: >= 0
+  std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv
+  // Metadata for analysis and traces.
+  std::uint8_t op_class = 0;       // caller-defined operator class (e.g. workload::OpKind)
+  std::int32_t layer = -1;
+  std::int32_t micro_batch = -1;
+  double bytes = 0;
+  double flops = 0;
+};
+
+struct Collective {
+  std::vector<TaskId> members;  // one task per participating rank
+  std::int64_t duration_ns = 0;  // time once every member is ready (from the cost model)
+};
+
+class ExecGraph {
+ public:
+  /// Appends a task; tasks on the same (rank, stream) run in the order they were added.
+  TaskId add_task(const Task& task, std::string_view name);
+  /// `to` may not start before `from` ends. REQUIRES: both exist; not after finalize().
+  void add_edge(TaskId from, TaskId to);
+  /// Ties `members` (one per rank, kind kCollective, or one kSend and one kRecv) into one
+  /// collective lasting `duration_ns` once all are ready. Returns its index.
+  std::uint32_t add_collective(std::vector<TaskId> members, std::int64_t duration_ns);
+
+  /// Builds the CSR adjacency and checks the graph. Throws Error(kInvalidInput) for a cycle
+  /// (naming the tasks on it), a collective whose members are not all collective tasks, are
+  /// repeated, sit on one rank twice, or a task of kind kCollective/kSend/kRecv in no collective
+  /// (naming it). Complexity O(tasks + edges).
+  void finalize();
+
+  std::size_t size() const { return tasks_.size(); }
+  const Task& task(TaskId id) const { return tasks_[id]; }
+  std::string_view name(TaskId id) const { return names_[id]; }
+  const std::vector<Collective>& collectives() const { return collectives_; }
+  /// Successors and predecessors of a task. REQUIRES: finalize() was called.
+  std::span<const TaskId> successors(TaskId id) const;
+  std::span<const TaskId> predecessors(TaskId id) const;
+  std::uint32_t ranks() const { return ranks_; }
+
+  /// Canonical text: one line per task in id order with its edges, then the collectives.
+  std::string dump() const;
+
+ private:
+  std::vector<Task> tasks_;
+  std::vector<std::string> names_;
+  std::vector<std::pair<TaskId, TaskId>> edge_list_;
+  std::vector<std::uint32_t> succ_offsets_, pred_offsets_;
+  std::vector<TaskId> succ_, pred_;
+  std::vector<Collective> collectives_;
+  std::uint32_t ranks_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace stepcast::graph
