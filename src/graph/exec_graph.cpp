@@ -11,25 +11,6 @@
 namespace stepcast::graph {
 namespace {
 
-std::string_view kind_name(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kCompute:
-      return "compute";
-    case TaskKind::kCollective:
-      return "collective";
-    case TaskKind::kSend:
-      return "send";
-    case TaskKind::kRecv:
-      return "recv";
-    case TaskKind::kMemcpy:
-      return "memcpy";
-    case TaskKind::kHost:
-      return "host";
-    case TaskKind::kWait:
-      return "wait";
-  }
-  return "unknown";  // only a value cast from outside the enum gets here
-}
 
 bool is_collective_kind(TaskKind kind) {
   return kind == TaskKind::kCollective || kind == TaskKind::kSend || kind == TaskKind::kRecv;
@@ -282,6 +263,26 @@ std::string ExecGraph::dump() const {
     out += '\n';
   }
   return out;
+}
+
+std::string_view kind_name(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kCompute:
+      return "compute";
+    case TaskKind::kCollective:
+      return "collective";
+    case TaskKind::kSend:
+      return "send";
+    case TaskKind::kRecv:
+      return "recv";
+    case TaskKind::kMemcpy:
+      return "memcpy";
+    case TaskKind::kHost:
+      return "host";
+    case TaskKind::kWait:
+      return "wait";
+  }
+  return "unknown";  // only a value cast from outside the enum gets here
 }
 
 }  // namespace stepcast::graph

@@ -33,6 +33,9 @@ enum class TaskKind : std::uint8_t {
   kWait,        // a zero-length event wait
 };
 
+/// "compute", "collective", "send", "recv", "memcpy", "host" or "wait".
+std::string_view kind_name(TaskKind kind);
+
 struct Task {
   TaskKind kind = TaskKind::kCompute;
   std::uint32_t rank = 0;

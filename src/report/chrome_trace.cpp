@@ -18,25 +18,6 @@ using graph::Task;
 using graph::TaskId;
 using graph::TaskKind;
 
-std::string_view kind_name(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kCompute:
-      return "compute";
-    case TaskKind::kCollective:
-      return "collective";
-    case TaskKind::kSend:
-      return "send";
-    case TaskKind::kRecv:
-      return "recv";
-    case TaskKind::kMemcpy:
-      return "memcpy";
-    case TaskKind::kHost:
-      return "host";
-    case TaskKind::kWait:
-      return "wait";
-  }
-  return "unknown";
-}
 
 // Appends JSON text to a buffer and hands it to the stream in large chunks, so a trace of
 // millions of events costs a few thousand ostream writes.
@@ -193,7 +174,7 @@ void write_task(const ExecGraph& g, const sim::Timeline& t, TaskId id, EventList
   w.raw(R"({"ph":"X","name":)");
   w.string(g.name(id));
   w.raw(",\"cat\":\"");
-  w.raw(kind_name(task.kind));
+  w.raw(graph::kind_name(task.kind));
   w.raw("\",\"ts\":");
   w.micros(span.start_ns);
   w.raw(",\"dur\":");
