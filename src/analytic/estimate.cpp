@@ -153,8 +153,9 @@ Estimate estimate(const spec::Scenario& s) {
   const double edge_bwd = st.pp == 1 ? head.bwd + embed.bwd : std::max(head.bwd, embed.bwd);
 
   const auto mix = [&](double d, double e) { return (1 - moe_fraction) * d + moe_fraction * e; };
-  const LayerComm tp_d = tp_comm(s, dense), tp_m = tp_comm(s, moe);
-  const LayerComm cp_d = cp_comm(s, dense), cp_m = cp_comm(s, moe);
+  const LayerComm tp_d = tp_comm(s, dense), cp_d = cp_comm(s, dense);
+  const LayerComm tp_m = m.is_moe() ? tp_comm(s, moe) : LayerComm{};
+  const LayerComm cp_m = m.is_moe() ? cp_comm(s, moe) : LayerComm{};
   const LayerComm ep = ep_comm(s);
 
   const double kernels_fwd = layers * mix(dense.fwd, moe.fwd) + edge_fwd;
@@ -167,8 +168,7 @@ Estimate estimate(const spec::Scenario& s) {
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
   // kernels, so a layer costs max(kernels, communication).
   const workload::GroupShape grad_group = workload::gradient_group(st);
-  const double layer_params = mix(params.per_layer_dense,
-                                  params.per_layer_dense + (params.per_layer_moe - params.per_layer_dense) / st.ep) / st.tp;
+  const double layer_params = workload::layer_params_per_gpu(params, m, st);
   double fsdp = 0;
   if (st.zero_stage >= 3) {
     const double gather = collective(CollectiveKind::kAllGather, 2 * layer_params, grad_group, s);
@@ -199,8 +199,7 @@ Estimate estimate(const spec::Scenario& s) {
   // reduce-scatter; ZeRO-3 already scattered per layer). Buckets start as soon as a layer's
   // backward of the last micro-batch finishes, so only what the remaining backward cannot hide is
   // exposed, and never less than the last layer's bucket.
-  const double stage_params = layers * layer_params + (st.pp == 1 ? params.embedding + params.output
-                                                                   : std::max(params.embedding, params.output)) / st.tp;
+  const double stage_params = workload::stage_params_per_gpu(params, m, st);
   double dp = 0;
   if (grad_group.size > 1 && st.zero_stage < 3) {
     const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;

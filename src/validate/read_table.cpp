@@ -102,7 +102,6 @@ struct Software {
   bool overlap_dp = true;
   int zero_stage = 0;
   Dtype grad_reduce = Dtype::kBf16;
-  int default_micro_batch = 1;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
 };
@@ -265,7 +264,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
     const int dp = st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
     st.micro_batch = std::max(1, st.global_batch / (dp * st.pp));
   } else {
-    st.micro_batch = sw.default_micro_batch;
+    st.micro_batch = 1;  // the documented default when a source does not state it
   }
   return c;
 }

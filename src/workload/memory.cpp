@@ -78,27 +78,21 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
   const ParamCounts p = param_counts(m);
   MemoryBreakdown mem;
 
-  // Parameters of the worst stage: its share of layers plus the embedding or the output head
-  // (whichever is larger), split by TP; MoE experts are further split by EP.
-  const double layers_per_stage = static_cast<double>(m.layers) / st.pp;
-  const double layer_params =
-      m.is_moe() ? (p.per_layer_moe - p.per_layer_dense) / st.ep + p.per_layer_dense : p.per_layer_dense;
-  const double edge = st.pp == 1 ? p.embedding + p.output : std::max(p.embedding, p.output);
-  const double params = (layers_per_stage * layer_params + edge) / st.tp;
+  const double params = stage_params_per_gpu(p, m, st);
+  const double layer_params = layer_params_per_gpu(p, m, st);
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
   mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
   if (st.zero_stage >= 3) {
     // FSDP gathers one layer (unit) at a time and prefetches the next: two units resident.
-    mem.weights_bytes += 2 * kBf16 * layer_params / st.tp;
+    mem.weights_bytes += 2 * kBf16 * layer_params;
   }
   mem.gradients_bytes = reduce_bytes(st.grad_reduce_dtype) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 
   const double per_layer = layer_activation_bytes(s, st.recompute);
   const double in_flight = in_flight_micro_batches(s);
-  const double stage_layers = layers_per_stage;
-  mem.activations_bytes = per_layer * stage_layers * in_flight;
+  mem.activations_bytes = per_layer * (static_cast<double>(m.layers) / st.pp) * in_flight;
   if (st.recompute == Recompute::kFull) {
     // While one layer is recomputed its full activations exist once more.
     mem.activations_bytes += layer_activation_bytes(s, Recompute::kNone);

@@ -1,5 +1,7 @@
 #include "workload/model_size.h"
 
+#include <algorithm>
+
 namespace stepcast::workload {
 namespace {
 
@@ -47,6 +49,18 @@ ParamCounts param_counts(const spec::ModelSpec& m) {
   p.active = dense_layers * p.per_layer_dense + moe_layers * p.per_layer_moe_active +
              static_cast<double>(m.vocab) * m.hidden + p.final_norm;
   return p;
+}
+
+double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
+  if (!m.is_moe()) return p.per_layer_dense / st.tp;
+  const double moe_fraction = static_cast<double>(m.layers - m.moe.dense_layers) / m.layers;
+  const double moe_layer = p.per_layer_dense + (p.per_layer_moe - p.per_layer_dense) / st.ep;
+  return ((1 - moe_fraction) * p.per_layer_dense + moe_fraction * moe_layer) / st.tp;
+}
+
+double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
+  const double edge = st.pp == 1 ? p.embedding + p.output : std::max(p.embedding, p.output);
+  return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge / st.tp;
 }
 
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len) {

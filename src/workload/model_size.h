@@ -25,6 +25,15 @@ struct ParamCounts {
 
 ParamCounts param_counts(const spec::ModelSpec& m);
 
+/// Parameters one GPU holds for one average layer of its stage: dense and MoE layers in the
+/// model's proportion, routed experts split by EP, everything split by TP (before ZeRO sharding).
+double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
+
+/// Parameters one GPU of the most loaded stage holds: layers / pp average layers plus the
+/// embedding or the output head, whichever is larger (both when pp == 1), split by TP (before
+/// ZeRO sharding).
+double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
+
 /// Model FLOPs per token under the MFU convention above, for sequences of seq_len tokens.
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len);
 
