@@ -160,7 +160,9 @@ TaskId ExecGraph::add_task(const Task& task, std::string_view name) {
   // Membership comes only from add_collective, so a Task copied from another graph cannot claim a
   // collective that does not list it.
   tasks_.back().collective = kNoCollective;
-  names_.emplace_back(name);
+  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<std::uint32_t>(name_pool_.size()));
+  if (inserted) name_pool_.emplace_back(name);
+  name_ids_.push_back(it->second);
   ranks_ = std::max(ranks_, task.rank + 1);
   return id;
 }
@@ -244,7 +246,7 @@ std::string ExecGraph::dump() const {
   auto it = std::back_inserter(out);
   for (TaskId id = 0; id < tasks_.size(); ++id) {
     const Task& t = tasks_[id];
-    fmt::format_to(it, "t{} {} rank={} stream={} kind={} dur={}", id, names_[id], t.rank, t.stream,
+    fmt::format_to(it, "t{} {} rank={} stream={} kind={} dur={}", id, name(id), t.rank, t.stream,
                    kind_name(t.kind), t.duration_ns);
     const char* separator = " -> ";
     for (TaskId s : successors(id)) {
@@ -263,6 +265,52 @@ std::string ExecGraph::dump() const {
     out += '\n';
   }
   return out;
+}
+
+namespace {
+
+void set_name(std::vector<std::string>& names, std::size_t index, std::string_view name) {
+  if (names.size() <= index) names.resize(index + 1);
+  names[index] = name;
+}
+
+std::string_view get_name(const std::vector<std::string>& names, std::size_t index) {
+  return index < names.size() ? std::string_view(names[index]) : std::string_view();
+}
+
+}  // namespace
+
+void ExecGraph::name_rank(std::uint32_t rank, std::string_view name) { set_name(rank_names_, rank, name); }
+void ExecGraph::name_stream(std::uint16_t stream, std::string_view name) {
+  set_name(stream_names_, stream, name);
+}
+std::string_view ExecGraph::rank_name(std::uint32_t rank) const { return get_name(rank_names_, rank); }
+std::string_view ExecGraph::stream_name(std::uint16_t stream) const {
+  return get_name(stream_names_, stream);
+}
+
+std::string_view category_name(Category category) {
+  switch (category) {
+    case Category::kCompute:
+      return "compute";
+    case Category::kTensorParallel:
+      return "tp";
+    case Category::kContextParallel:
+      return "cp";
+    case Category::kExpertParallel:
+      return "ep";
+    case Category::kPipeline:
+      return "pp";
+    case Category::kShardedData:
+      return "fsdp";
+    case Category::kDataParallel:
+      return "dp";
+    case Category::kOptimizer:
+      return "optimizer";
+    case Category::kOther:
+      return "other";
+  }
+  return "unknown";  // only a value cast from outside the enum gets here
 }
 
 std::string_view kind_name(TaskKind kind) {

@@ -16,12 +16,14 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace stepcast::graph {
 
 using TaskId = std::uint32_t;
 inline constexpr std::uint32_t kNoCollective = 0xffffffffu;
+inline constexpr std::uint32_t kNoLink = 0xffffffffu;
 
 enum class TaskKind : std::uint8_t {
   kCompute,     // a GPU kernel
@@ -36,18 +38,40 @@ enum class TaskKind : std::uint8_t {
 /// "compute", "collective", "send", "recv", "memcpy", "host" or "wait".
 std::string_view kind_name(TaskKind kind);
 
+/// What a task's time counts as in a step breakdown. Named by parallelism dimension rather than
+/// by operator, so a trace importer can classify NCCL kernels the same way a builder does.
+enum class Category : std::uint8_t {
+  kCompute,
+  kTensorParallel,
+  kContextParallel,
+  kExpertParallel,
+  kPipeline,
+  kShardedData,   // ZeRO-3 / FSDP parameter gathers and gradient scatters
+  kDataParallel,  // gradient reduction across replicas (and ZeRO-1/2 parameter gathers)
+  kOptimizer,
+  kOther,
+};
+inline constexpr int kCategories = 9;
+
+/// "compute", "tp", "cp", "ep", "pp", "fsdp", "dp", "optimizer" or "other".
+std::string_view category_name(Category category);
+
 struct Task {
   TaskKind kind = TaskKind::kCompute;
   std::uint32_t rank = 0;
   std::uint16_t stream = 0;        // streams are per rank: 0 compute, 1 communication, ...
   std::int64_t duration_ns = 0;    // REQUIRES: >= 0
   std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv
+  // Transfers with the same link id that overlap in time share its bandwidth (sim/engine.h).
+  std::uint32_t link = kNoLink;
+  Category category = Category::kCompute;
   // Metadata for analysis and traces.
   std::uint8_t op_class = 0;       // caller-defined operator class (e.g. workload::OpKind)
   std::int32_t layer = -1;
   std::int32_t micro_batch = -1;
   double bytes = 0;
   double flops = 0;
+  double memory_delta = 0;         // bytes this task leaves allocated on its rank (< 0: frees)
 };
 
 struct Collective {
@@ -73,19 +97,29 @@ class ExecGraph {
 
   std::size_t size() const { return tasks_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
-  std::string_view name(TaskId id) const { return names_[id]; }
+  std::string_view name(TaskId id) const { return name_pool_[name_ids_[id]]; }
   const std::vector<Collective>& collectives() const { return collectives_; }
   /// Successors and predecessors of a task. REQUIRES: finalize() was called.
   std::span<const TaskId> successors(TaskId id) const;
   std::span<const TaskId> predecessors(TaskId id) const;
   std::uint32_t ranks() const { return ranks_; }
 
+  /// Optional display names for traces ("stage 3", "dp-comm"); empty when never named.
+  void name_rank(std::uint32_t rank, std::string_view name);
+  void name_stream(std::uint16_t stream, std::string_view name);
+  std::string_view rank_name(std::uint32_t rank) const;
+  std::string_view stream_name(std::uint16_t stream) const;
+
   /// Canonical text: one line per task in id order with its edges, then the collectives.
   std::string dump() const;
 
  private:
   std::vector<Task> tasks_;
-  std::vector<std::string> names_;
+  // Names are interned: a step repeats a few hundred operator names across millions of tasks.
+  std::vector<std::uint32_t> name_ids_;
+  std::vector<std::string> name_pool_;
+  std::unordered_map<std::string, std::uint32_t> name_index_;
+  std::vector<std::string> rank_names_, stream_names_;
   std::vector<std::pair<TaskId, TaskId>> edge_list_;
   std::vector<std::uint32_t> succ_offsets_, pred_offsets_;
   std::vector<TaskId> succ_, pred_;

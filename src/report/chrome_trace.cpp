@@ -126,6 +126,12 @@ class EventList {
   bool first_ = true;
 };
 
+std::string numbered(std::string_view word, std::uint64_t number) {
+  std::string out(word);
+  out += std::to_string(number);
+  return out;
+}
+
 void pid_tid(JsonWriter& w, const Task& task) {
   w.raw(",\"pid\":");
   w.integer(task.rank);
@@ -151,9 +157,10 @@ void write_metadata(const ExecGraph& g, EventList& events) {
       JsonWriter& w = events.next();
       w.raw(R"({"ph":"M","name":"process_name","pid":)");
       w.integer(rank);
-      w.raw(R"(,"args":{"name":"rank )");
-      w.integer(rank);
-      w.raw("\"}}");
+      w.raw(R"(,"args":{"name":)");
+      const std::string_view name = g.rank_name(static_cast<std::uint32_t>(rank));
+      w.string(name.empty() ? numbered("rank ", rank) : std::string(name));
+      w.raw("}}");
       last_rank = rank;
     }
     JsonWriter& w = events.next();
@@ -161,9 +168,10 @@ void write_metadata(const ExecGraph& g, EventList& events) {
     w.integer(rank);
     w.raw(",\"tid\":");
     w.integer(stream);
-    w.raw(R"(,"args":{"name":"stream )");
-    w.integer(stream);
-    w.raw("\"}}");
+    w.raw(R"(,"args":{"name":)");
+    const std::string_view name = g.stream_name(static_cast<std::uint16_t>(stream));
+    w.string(name.empty() ? numbered("stream ", stream) : std::string(name));
+    w.raw("}}");
   }
 }
 
@@ -182,6 +190,9 @@ void write_task(const ExecGraph& g, const sim::Timeline& t, TaskId id, EventList
   pid_tid(w, task);
   w.raw(R"(,"args":{"task":)");
   w.integer(id);
+  w.raw(",\"category\":\"");
+  w.raw(graph::category_name(task.category));
+  w.raw("\"");
   if (task.layer >= 0) {
     w.raw(",\"layer\":");
     w.integer(task.layer);
