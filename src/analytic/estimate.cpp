@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "cost/collective.h"
 #include "cost/compute.h"
 #include "workload/model_size.h"
 #include "workload/operators.h"
 #include "workload/placement.h"
+#include "workload/step_costs.h"
 
 namespace stepcast::analytic {
 namespace {
@@ -18,13 +18,6 @@ using workload::LayerOps;
 using workload::Op;
 using workload::OpKind;
 
-// Bytes per parameter an Adam step streams: reads FP32 master, gradient, m and v; writes master,
-// m, v and the BF16 working copy (4 + 4 + 4 + 4 + 4 + 4 + 4 + 2).
-constexpr double kAdamBytesPerParam = 30;
-// Dynamic FP8 scaling (torchao Float8Linear): every GEMM operand is read in BF16 and written in
-// FP8 (2 + 1 bytes per element) before the GEMM.
-constexpr double kFp8CastBytesPerElement = 3;
-
 struct PassTimes {
   double fwd = 0;        // forward kernels
   double bwd = 0;        // backward kernels
@@ -35,52 +28,23 @@ struct PassTimes {
   double attention_bwd = 0;
 };
 
-double grad_bytes(spec::Dtype d) { return d == spec::Dtype::kFp32 ? 4 : 2; }
-
 PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
-  const spec::GpuSpec& gpu = s.cluster.gpu;
-  const bool fp8 = s.strategy.dtype == spec::Dtype::kFp8;
-  const Recompute mode = s.strategy.recompute;
   PassTimes t;
   for (const Op& op : ops) {
-    double fwd = 0, bwd = 0;
+    const workload::OpTime o = workload::op_time(op, s);
     if (op.kind == OpKind::kGemm) {
-      const bool use_fp8 = fp8 && op.fp8_capable;
-      const cost::GemmShape f{op.m, op.n, op.k, op.instances};
-      const cost::GemmShape dgrad{op.m, op.k, op.n, op.instances};
-      const cost::GemmShape wgrad{op.k, op.n, op.m, op.instances};
-      fwd = cost::gemm_time_s(f, op.bytes, use_fp8, gpu);
-      bwd = cost::gemm_time_s(dgrad, op.bytes, use_fp8, gpu) +
-            cost::gemm_time_s(wgrad, op.bytes, use_fp8, gpu);
-      if (use_fp8) {
-        fwd += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
-        bwd += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
-      }
-      t.gemm_fwd += fwd;
-      t.gemm_bwd += bwd;
-    } else if (op.kind == OpKind::kAttention) {
-      fwd = cost::attention_time_s(op.flops, op.bytes, op.n, gpu);
-      bwd = cost::attention_time_s(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu);
-    } else {
-      fwd = cost::memory_time_s(op.bytes, gpu);
-      bwd = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
+      t.gemm_fwd += o.fwd;
+      t.gemm_bwd += o.bwd();
     }
     if (op.core_attention) {
-      t.attention_fwd += fwd;
-      t.attention_bwd += bwd;
+      t.attention_fwd += o.fwd;
+      t.attention_bwd += o.bwd();
     }
-    t.fwd += fwd;
-    t.bwd += bwd;
-    if (mode == Recompute::kFull || (mode == Recompute::kSelective && op.core_attention)) {
-      t.recompute += fwd;
-    }
+    t.fwd += o.fwd;
+    t.bwd += o.bwd();
+    if (workload::is_recomputed(op, s.strategy.recompute)) t.recompute += o.fwd;
   }
   return t;
-}
-
-double collective(CollectiveKind kind, double bytes, workload::GroupShape g, const spec::Scenario& s) {
-  if (g.size <= 1 || bytes <= 0) return 0;
-  return cost::collective_time_s(kind, bytes, cost::GroupLayout{g.size, g.stride}, s.cluster);
 }
 
 // Per-layer communication and how much of it the kernels hide, for one micro-batch.
@@ -91,13 +55,12 @@ struct LayerComm {
 LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   const spec::Strategy& st = s.strategy;
   if (st.tp <= 1) return {};
-  const double bytes = workload::local_tokens(s) * s.model.hidden * workload::activation_bytes(st);
-  const workload::GroupShape g = workload::group_of(st, Axis::kTp);
   // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
   // all-gather before and a reduce-scatter after each block (Korthikanti §4.2.2).
-  const double one = st.sequence_parallel ? collective(CollectiveKind::kAllGather, bytes, g, s) +
-                                                collective(CollectiveKind::kReduceScatter, bytes, g, s)
-                                          : 2 * collective(CollectiveKind::kAllReduce, bytes, g, s);
+  const double one = st.sequence_parallel
+                         ? workload::tp_collective_s(s, CollectiveKind::kAllGather) +
+                               workload::tp_collective_s(s, CollectiveKind::kReduceScatter)
+                         : 2 * workload::tp_collective_s(s, CollectiveKind::kAllReduce);
   const double recompute_share = st.recompute == Recompute::kFull ? one : 0;
   LayerComm c{one, one + recompute_share};
   if (st.overlap_tp_comm) {  // async TP decomposes the GEMMs and hides the collectives behind them
@@ -110,14 +73,9 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
 LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
   const spec::Strategy& st = s.strategy;
   if (st.cp <= 1) return {};
-  const spec::ModelSpec& m = s.model;
   // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
   // returns dK and dV. Overlapped with the attention kernel of the chunk in hand.
-  const double kv = workload::local_tokens(s) * 2.0 * m.kv_heads * m.effective_head_dim() / st.tp *
-                    workload::activation_bytes(st);
-  const workload::GroupShape g = workload::group_of(st, Axis::kCp);
-  const double step = collective(CollectiveKind::kSendRecv, kv, g, s);
-  const double fwd = (st.cp - 1) * step;
+  const double fwd = (st.cp - 1) * workload::cp_ring_step_s(s);
   return {std::max(0.0, fwd - k.attention_fwd), std::max(0.0, 2 * fwd - k.attention_bwd)};
 }
 
@@ -125,9 +83,7 @@ LayerComm ep_comm(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   if (st.ep <= 1) return {};
   // Dispatch and combine all-to-all per pass, each moving every routed token's hidden vector.
-  const double bytes = workload::local_tokens(s) * s.model.moe.top_k * s.model.hidden *
-                       workload::activation_bytes(st);
-  const double one = 2 * collective(CollectiveKind::kAllToAll, bytes, workload::group_of(st, Axis::kEp), s);
+  const double one = 2 * workload::ep_all_to_all_s(s);
   return {one, one + (st.recompute == Recompute::kFull ? one : 0)};
 }
 
@@ -136,7 +92,6 @@ LayerComm ep_comm(const spec::Scenario& s) {
 Estimate estimate(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
-  const spec::GpuSpec& gpu = s.cluster.gpu;
   const workload::ParamCounts params = workload::param_counts(m);
   Estimate out;
 
@@ -167,25 +122,17 @@ Estimate estimate(const spec::Scenario& s) {
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
   // kernels, so a layer costs max(kernels, communication).
-  const workload::GroupShape grad_group = workload::gradient_group(st);
-  const double layer_params = workload::layer_params_per_gpu(params, m, st);
   double fsdp = 0;
   if (st.zero_stage >= 3) {
-    const double gather = collective(CollectiveKind::kAllGather, 2 * layer_params, grad_group, s);
-    const double scatter = collective(CollectiveKind::kReduceScatter,
-                                      grad_bytes(st.grad_reduce_dtype) * layer_params, grad_group, s);
+    const double gather = workload::fsdp_gather_s(s);
+    const double scatter = workload::fsdp_scatter_s(s);
     const double f = mix(dense.fwd, moe.fwd), b = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute);
     fsdp = layers * (std::max(0.0, gather - f) + std::max(0.0, gather + scatter - b));
   }
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice.
-  double p2p = 0;
-  if (st.pp > 1) {
-    double bytes = workload::local_tokens(s) * m.hidden * workload::activation_bytes(st);
-    if (st.sequence_parallel) bytes /= st.tp;
-    p2p = 2.0 * st.vp * collective(CollectiveKind::kSendRecv, bytes, workload::group_of(st, Axis::kPp), s);
-  }
+  const double p2p = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
 
   const double per_micro_batch = kernels_fwd + kernels_bwd + tp + cp + epc + fsdp + p2p;
   const double micro_batches = st.micro_batches();
@@ -200,23 +147,14 @@ Estimate estimate(const spec::Scenario& s) {
   // backward of the last micro-batch finishes, so only what the remaining backward cannot hide is
   // exposed, and never less than the last layer's bucket.
   const double stage_params = workload::stage_params_per_gpu(params, m, st);
-  double dp = 0;
-  if (grad_group.size > 1 && st.zero_stage < 3) {
-    const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-    const double reduce = collective(kind, grad_bytes(st.grad_reduce_dtype) * stage_params, grad_group, s);
-    // Without overlap (Megatron-LM 2021, DeepSpeed without bucketing) nothing hides it.
-    const auto exposed = [&](double comm, double window) {
-      if (!st.overlap_dp_comm) return comm;
-      return std::max(comm / std::max(1.0, layers), comm - (window - window / std::max(1.0, layers)));
-    };
-    dp = exposed(reduce, kernels_bwd);
-    if (st.zero_stage >= 1) {  // updated parameter shards gathered before the next forward
-      dp += exposed(collective(CollectiveKind::kAllGather, 2 * stage_params, grad_group, s), kernels_fwd);
-    }
-  }
-
-  const double optimizer_params = stage_params / (st.zero_stage >= 1 ? grad_group.size : 1);
-  const double optimizer = cost::memory_time_s(kAdamBytesPerParam * optimizer_params, gpu);
+  // Without overlap (Megatron-LM 2021, DeepSpeed without bucketing) nothing hides it.
+  const auto exposed = [&](double comm, double window) {
+    if (!st.overlap_dp_comm) return comm;
+    return std::max(comm / std::max(1.0, layers), comm - (window - window / std::max(1.0, layers)));
+  };
+  const double dp = exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd) +
+                    exposed(workload::dp_gather_s(s, stage_params), kernels_fwd);
+  const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;
   b.compute_s = micro_batches * (kernels_fwd + kernels_bwd);
@@ -230,6 +168,14 @@ Estimate estimate(const spec::Scenario& s) {
   b.optimizer_s = optimizer;
   out.step_time_s = pipeline + dp + optimizer;
 
+  set_rates(s, out);
+  out.memory = workload::memory_per_gpu(s);
+  return out;
+}
+
+void set_rates(const spec::Scenario& s, Estimate& out) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
   const double tokens = static_cast<double>(st.global_batch) * st.seq_len;
   out.tokens_per_s = tokens / out.step_time_s;
   const double model_flops = workload::model_flops_per_token(m, st.seq_len) * tokens;
@@ -240,12 +186,11 @@ Estimate estimate(const spec::Scenario& s) {
   const double recompute_flops = st.recompute == Recompute::kFull ? layer_flops / 3
                                  : st.recompute == Recompute::kSelective ? attention_flops / 3 : 0;
   const double denominator = out.step_time_s * s.gpus;
+  const double peak = s.cluster.gpu.peak_bf16_flops;
   out.tflops_per_gpu = model_flops / denominator / 1e12;
-  out.mfu = model_flops / denominator / gpu.peak_bf16_flops;
-  out.hfu = (model_flops + recompute_flops) / denominator / gpu.peak_bf16_flops;
+  out.mfu = model_flops / denominator / peak;
+  out.hfu = (model_flops + recompute_flops) / denominator / peak;
   out.megatron_tflops_per_gpu = workload::megatron_eq3_flops(m, st.global_batch, st.seq_len) / denominator / 1e12;
-  out.memory = workload::memory_per_gpu(s);
-  return out;
 }
 
 }  // namespace stepcast::analytic

@@ -46,4 +46,9 @@ struct Estimate {
 /// REQUIRES: s passed spec::complete_and_validate.
 Estimate estimate(const spec::Scenario& s);
 
+/// Fills tokens_per_s, tflops_per_gpu, mfu, hfu and megatron_tflops_per_gpu from
+/// out.step_time_s under the conventions above; every engine reports its metrics through it.
+/// REQUIRES: out.step_time_s > 0.
+void set_rates(const spec::Scenario& s, Estimate& out);
+
 }  // namespace stepcast::analytic
