@@ -26,6 +26,7 @@ struct PassTimes {
   double gemm_bwd = 0;
   double attention_fwd = 0;  // core attention share of fwd, for CP overlap
   double attention_bwd = 0;
+  double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
 };
 
 PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
@@ -42,6 +43,7 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
     }
     t.fwd += o.fwd;
     t.bwd += o.bwd();
+    t.wgrad += o.bwd_weight;
     if (workload::is_recomputed(op, s.strategy.recompute)) t.recompute += o.fwd;
   }
   return t;
@@ -138,9 +140,16 @@ Estimate estimate(const spec::Scenario& s) {
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving
   // (Narayanan et al. 2021, §2.2.1-2.2.2).
-  const double bubble_slots = st.schedule == spec::Schedule::kInterleaved
-                                  ? (st.pp - 1.0) / st.vp : st.pp - 1.0;
-  const double pipeline = (micro_batches + bubble_slots) * per_micro_batch;
+  // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
+  // al. 2024, §3.1), i.e. (pp-1) slots of (F + B + W) - 2W.
+  double bubble = (st.pp - 1.0) * per_micro_batch;
+  if (st.schedule == spec::Schedule::kInterleaved) bubble /= st.vp;
+  if (st.schedule == spec::Schedule::kZeroBubbleH1) {
+    const double wgrad = layers * mix(dense.wgrad, moe.wgrad) + (st.pp == 1 ? head.wgrad + embed.wgrad
+                                                                             : std::max(head.wgrad, embed.wgrad));
+    bubble = (st.pp - 1.0) * std::max(0.0, per_micro_batch - 2 * wgrad);
+  }
+  const double pipeline = micro_batches * per_micro_batch + bubble;
 
   // Data-parallel gradient reduction of the stage's parameters (ZeRO-0/1 all-reduce, ZeRO-2
   // reduce-scatter; ZeRO-3 already scattered per layer). Buckets start as soon as a layer's
@@ -163,7 +172,7 @@ Estimate estimate(const spec::Scenario& s) {
   b.ep_comm_s = micro_batches * epc;
   b.pp_comm_s = micro_batches * p2p;
   b.fsdp_comm_s = micro_batches * fsdp;
-  b.bubble_s = bubble_slots * per_micro_batch;
+  b.bubble_s = bubble;
   b.dp_comm_s = dp;
   b.optimizer_s = optimizer;
   out.step_time_s = pipeline + dp + optimizer;

@@ -32,7 +32,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--grad-dtype", o.grad_dtype, "Gradient-reduction precision")
       ->check(CLI::IsMember({"bf16", "fp32"}))->capture_default_str();
   cmd.add_option("--schedule", o.schedule, "Pipeline schedule (default 1f1b; interleaved when --vp > 1)")
-      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved"}));
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
   cmd.add_option("--attention", o.attention, "Attention kernel")->check(CLI::IsMember({"flash", "unfused"}))->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
@@ -94,6 +94,7 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.attention = o.attention == "unfused" ? spec::AttentionKernel::kUnfused : spec::AttentionKernel::kFlash;
   if (o.schedule == "gpipe") st.schedule = spec::Schedule::kGpipe;
   if (o.schedule == "interleaved") st.schedule = spec::Schedule::kInterleaved;
+  if (o.schedule == "zb-h1") st.schedule = spec::Schedule::kZeroBubbleH1;
   const int dp = st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
   if (o.global_batch_tokens > 0) {
     if (st.global_batch > 0) {

@@ -7,34 +7,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-const char* schedule_name(spec::Schedule s) {
-  switch (s) {
-    case spec::Schedule::kGpipe: return "gpipe";
-    case spec::Schedule::k1F1B: return "1f1b";
-    case spec::Schedule::kInterleaved: return "interleaved";
-  }
-  return "";
-}
-
-const char* recompute_name(spec::Recompute r) {
-  switch (r) {
-    case spec::Recompute::kNone: return "none";
-    case spec::Recompute::kSelective: return "selective";
-    case spec::Recompute::kFull: return "full";
-  }
-  return "";
-}
-
-const char* dtype_name(spec::Dtype d) {
-  switch (d) {
-    case spec::Dtype::kFp32: return "fp32";
-    case spec::Dtype::kBf16: return "bf16";
-    case spec::Dtype::kFp16: return "fp16";
-    case spec::Dtype::kFp8: return "fp8";
-  }
-  return "";
-}
-
 struct Category {
   const char* key;
   double value;
@@ -59,8 +31,8 @@ std::string strategy_line(const spec::Strategy& st) {
   if (st.vp > 1) line += fmt::format(" (vp {})", st.vp);
   line += fmt::format(" x dp {} x cp {}", st.dp, st.cp);
   if (st.ep > 1) line += fmt::format(" x ep {}", st.ep);
-  line += fmt::format(", {} schedule, zero {}, recompute {}, {}", schedule_name(st.schedule),
-                      st.zero_stage, recompute_name(st.recompute), dtype_name(st.dtype));
+  line += fmt::format(", {} schedule, zero {}, recompute {}, {}", spec::name(st.schedule),
+                      st.zero_stage, spec::name(st.recompute), spec::name(st.dtype));
   return line;
 }
 
@@ -119,13 +91,13 @@ nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& 
                    {"cp", st.cp},
                    {"ep", st.ep},
                    {"sequence_parallel", st.sequence_parallel},
-                   {"schedule", schedule_name(st.schedule)},
+                   {"schedule", spec::name(st.schedule)},
                    {"zero", st.zero_stage},
                    {"micro_batch", st.micro_batch},
                    {"global_batch", st.global_batch},
                    {"seq_len", st.seq_len},
-                   {"recompute", recompute_name(st.recompute)},
-                   {"dtype", dtype_name(st.dtype)}};
+                   {"recompute", spec::name(st.recompute)},
+                   {"dtype", spec::name(st.dtype)}};
   return j;
 }
 

@@ -1,9 +1,13 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -16,20 +20,158 @@ using graph::TaskId;
 
 constexpr TaskId kNone = 0xffffffffu;
 
-// An event is always "task ends at time": starts need no event because a task starts at the
-// instant it becomes ready, which is the time of the end event that released it.
+// An event is always "something ends at time": starts need no event because a task starts at
+// the instant it becomes ready, which is the time of the end event that released it.
 struct Event {
   Time time;
-  std::uint32_t seq;  // each task is scheduled once, so a task count never overflows 32 bits
-  TaskId task;
+  // 64 bits: a transfer gets a new event each time its link share changes, so events can
+  // outnumber tasks without bound.
+  std::uint64_t seq;
+  TaskId task;             // the task that ends; for a collective transfer, its first member
+  std::uint32_t transfer;  // the LinkSharing transfer that ends, or kNone for a task without one
 };
 
-// std::*_heap builds a max-heap; inverting the order pops the earliest time, then the lowest seq.
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+// Pops the earliest event, then the lowest seq, so equal-time events run FIFO.
+class EventQueue {
+ public:
+  explicit EventQueue(std::size_t capacity) { heap_.reserve(capacity); }
+
+  bool empty() const { return heap_.empty(); }
+
+  // Returns the new event's seq, which no other event of the run shares.
+  std::uint64_t push(Time time, TaskId task, std::uint32_t transfer) {
+    heap_.push_back({time, next_seq_, task, transfer});
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    return next_seq_++;
   }
+
+  Event pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const Event e = heap_.back();
+    heap_.pop_back();
+    return e;
+  }
+
+ private:
+  // std::*_heap builds a max-heap; inverting the order pops the earliest time, then the lowest seq.
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+
+  std::vector<Event> heap_;
+  std::uint64_t next_seq_ = 0;
 };
+
+// Fluid fair sharing of links (engine.h). Each transfer has one live end event; when its share
+// changes it gets a new one, and the old one stays in the heap until popped and skipped (lazy
+// deletion), which is cheaper than removing it from the middle of the heap.
+class LinkSharing {
+ public:
+  explicit LinkSharing(EventQueue& events) : events_(events) {}
+
+  // Starts a transfer of `work_ns` (its time alone on its links) at `now` on the distinct links
+  // `link_ids`, slows the transfers already there, and schedules its end with `task` in the event.
+  void start(TaskId task, std::int64_t work_ns, std::span<const std::uint32_t> link_ids, Time now);
+
+  // False for an end event superseded by a later share change of its transfer.
+  bool is_live(const Event& e) const { return transfers_[e.transfer].event_seq == e.seq; }
+
+  // Ends the transfer of live event `e` at `now` and speeds up the transfers left on its links.
+  void end(const Event& e, Time now);
+
+ private:
+  struct Transfer {
+    TaskId task = kNone;
+    double remaining_ns = 0;  // work left at `since`, in nanoseconds at full speed
+    Time since = 0;
+    std::uint32_t share = 0;  // progresses at 1/share: the most transfers on any of its links
+    std::uint64_t event_seq = 0;  // the seq of its live end event, a generation counter
+    std::vector<std::uint32_t> links;  // link indices
+  };
+
+  std::uint32_t link_index(std::uint32_t link_id);
+  std::uint32_t share_of(const Transfer& t) const;
+  void reshare(std::uint32_t id, Time now);
+  void schedule_end(std::uint32_t id, Time now);
+
+  EventQueue& events_;
+  std::unordered_map<std::uint32_t, std::uint32_t> link_index_;  // link ids can be sparse
+  std::vector<std::vector<std::uint32_t>> on_link_;  // by link index: transfers in start order
+  std::vector<Transfer> transfers_;
+  std::vector<std::uint32_t> free_;  // ended transfers, reused so storage follows active ones
+};
+
+void LinkSharing::start(TaskId task, std::int64_t work_ns, std::span<const std::uint32_t> link_ids,
+                        Time now) {
+  std::uint32_t id = static_cast<std::uint32_t>(transfers_.size());
+  if (free_.empty()) {
+    transfers_.emplace_back();
+  } else {
+    id = free_.back();
+    free_.pop_back();
+  }
+  Transfer& t = transfers_[id];
+  t.task = task;
+  t.remaining_ns = static_cast<double>(work_ns);
+  t.since = now;
+  t.links.clear();
+  for (std::uint32_t link_id : link_ids) {
+    t.links.push_back(link_index(link_id));
+    on_link_[t.links.back()].push_back(id);
+  }
+  t.share = share_of(t);
+  schedule_end(id, now);
+  for (std::uint32_t link : t.links) {
+    for (std::uint32_t other : on_link_[link]) reshare(other, now);
+  }
+}
+
+void LinkSharing::end(const Event& e, Time now) {
+  const Transfer& t = transfers_[e.transfer];
+  // std::erase keeps start order, so transfers re-rated together get their events in that order.
+  for (std::uint32_t link : t.links) std::erase(on_link_[link], e.transfer);
+  for (std::uint32_t link : t.links) {
+    for (std::uint32_t other : on_link_[link]) reshare(other, now);
+  }
+  free_.push_back(e.transfer);
+}
+
+std::uint32_t LinkSharing::link_index(std::uint32_t link_id) {
+  const auto [it, added] =
+      link_index_.try_emplace(link_id, static_cast<std::uint32_t>(on_link_.size()));
+  if (added) on_link_.emplace_back();
+  return it->second;
+}
+
+std::uint32_t LinkSharing::share_of(const Transfer& t) const {
+  std::size_t share = 1;
+  for (std::uint32_t link : t.links) share = std::max(share, on_link_[link].size());
+  return static_cast<std::uint32_t>(share);
+}
+
+// Charges the work done at the old share up to `now`, then reschedules the end at the new share.
+// A transfer met again through another of its links has no change left and is skipped.
+void LinkSharing::reshare(std::uint32_t id, Time now) {
+  Transfer& t = transfers_[id];
+  const std::uint32_t share = share_of(t);
+  if (share == t.share) return;
+  t.remaining_ns -= static_cast<double>(now - t.since) / t.share;
+  t.since = now;
+  t.share = share;
+  schedule_end(id, now);
+}
+
+void LinkSharing::schedule_end(std::uint32_t id, Time now) {
+  // Rounding up keeps a transfer from ending before its work is done; subtracting the noise keeps
+  // 199999.9999999 and 200000.0000001 at 200000. A transfer re-rated between its fluid end and
+  // its rounded-up end has slightly negative work left, and ends at once.
+  constexpr double kNoiseNs = 1e-6;
+  Transfer& t = transfers_[id];
+  const double left_ns = std::max(0.0, t.remaining_ns * t.share - kNoiseNs);
+  t.event_seq = events_.push(now + static_cast<Time>(std::ceil(left_ns)), t.task, id);
+}
 
 enum class State : std::uint8_t {
   kWaiting,     // some predecessor or the previous task of its stream has not ended
@@ -117,6 +259,20 @@ TaskId pick_stuck_task(const ExecGraph& g, const std::vector<State>& state,
                   "stream");
 }
 
+// The distinct links that the members of `c` name, into `out`; empty when the collective is no
+// transfer: no member names a link, or it moves nothing.
+void collective_links(const ExecGraph& g, const graph::Collective& c,
+                      std::vector<std::uint32_t>& out) {
+  out.clear();
+  if (c.duration_ns == 0) return;
+  for (TaskId m : c.members) {
+    const std::uint32_t link = g.task(m).link;
+    if (link != graph::kNoLink) out.push_back(link);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
 }  // namespace
 
 Timeline run(const ExecGraph& g) {
@@ -135,48 +291,84 @@ Timeline run(const ExecGraph& g) {
 
   Timeline timeline;
   timeline.spans.resize(n);
-  std::vector<Event> heap;
-  // The heap holds one event per running task, at most one per stream queue, so it stays small.
-  heap.reserve(std::min<std::size_t>(n, 1024));
-  std::uint32_t seq = 0;
+  // The heap holds about one live event per running task, at most one per stream queue, so it
+  // stays small.
+  EventQueue events(std::min<std::size_t>(n, 1024));
+  LinkSharing links(events);
+  std::vector<std::uint32_t> link_ids;  // scratch for the links of a starting collective
 
   auto schedule = [&](TaskId id, Time start, Time duration) {
     state[id] = State::kRunning;
     timeline.spans[id] = {start, start + duration};
-    heap.push_back({start + duration, seq++, id});
-    std::push_heap(heap.begin(), heap.end(), Later{});
+    events.push(start + duration, id, kNone);
+  };
+  // A transfer's end time is known only when it ends, so its spans get their end then.
+  auto begin = [&](TaskId id, Time start) {
+    state[id] = State::kRunning;
+    timeline.spans[id].start_ns = start;
   };
   auto on_ready = [&](TaskId id, Time now) {
     const Task& t = g.task(id);
     if (t.collective == graph::kNoCollective) {
-      schedule(id, now, t.duration_ns);
+      if (t.link == graph::kNoLink || t.duration_ns == 0) {
+        schedule(id, now, t.duration_ns);
+        return;
+      }
+      begin(id, now);
+      links.start(id, t.duration_ns, std::span(&t.link, 1), now);
       return;
     }
     const graph::Collective& c = collectives[t.collective];
     state[id] = State::kCollecting;
     if (++collective_ready[t.collective] < c.members.size()) return;
     // Events pop in time order, so the last member to become ready has the latest ready time.
-    for (TaskId m : c.members) schedule(m, now, c.duration_ns);
+    collective_links(g, c, link_ids);
+    if (link_ids.empty()) {
+      for (TaskId m : c.members) schedule(m, now, c.duration_ns);
+      return;
+    }
+    for (TaskId m : c.members) begin(m, now);
+    links.start(c.members.front(), c.duration_ns, link_ids, now);
+  };
+
+  std::size_t ended = 0;
+  auto finish = [&](TaskId id, Time now) {
+    state[id] = State::kEnded;
+    ++ended;
+    for (TaskId s : g.successors(id)) {
+      if (--remaining[s] == 0) on_ready(s, now);
+    }
+    const TaskId next = stream_next[id];
+    if (next != kNone && --remaining[next] == 0) on_ready(next, now);
+  };
+  // Ends the task of a transfer event, or every member when it is a collective.
+  auto finish_transfer = [&](TaskId id, Time now) {
+    const Task& t = g.task(id);
+    const std::span<const TaskId> tasks =
+        t.collective == graph::kNoCollective ? std::span(&id, 1)
+                                             : std::span(collectives[t.collective].members);
+    for (TaskId m : tasks) {
+      timeline.spans[m].end_ns = now;
+      finish(m, now);
+    }
   };
 
   for (std::size_t i = 0; i < n; ++i) {
     if (remaining[i] == 0) on_ready(static_cast<TaskId>(i), 0);
   }
 
-  std::size_t ended = 0;
   Time now = 0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), Later{});
-    const Event e = heap.back();
-    heap.pop_back();
-    now = e.time;
-    state[e.task] = State::kEnded;
-    ++ended;
-    for (TaskId s : g.successors(e.task)) {
-      if (--remaining[s] == 0) on_ready(s, now);
+  while (!events.empty()) {
+    const Event e = events.pop();
+    if (e.transfer == kNone) {
+      now = e.time;
+      finish(e.task, now);
+    } else if (links.is_live(e)) {
+      now = e.time;
+      // Free the link before the released tasks start, so a transfer they start sees its share.
+      links.end(e, now);
+      finish_transfer(e.task, now);
     }
-    const TaskId next = stream_next[e.task];
-    if (next != kNone && --remaining[next] == 0) on_ready(next, now);
   }
   timeline.makespan_ns = now;
 

@@ -13,6 +13,23 @@
 //  - Equal-time events run FIFO in the order they were scheduled (a sequence number breaks ties).
 //  - Cost: O((tasks + edges) log tasks) time, O(tasks) memory; no allocation per event beyond the
 //    event heap.
+//
+// Link bandwidth sharing (graph::Task::link):
+//  - A transfer is a task whose link is not graph::kNoLink, or a collective (or send/recv pair)
+//    any of whose members names a link. Only the link field decides, not the task's kind. Its
+//    duration_ns (for a collective, the Collective's) is its time with its links to itself.
+//    Tasks without a link behave exactly as above and never share; so do zero-length transfers,
+//    which move nothing.
+//  - Sharing is fluid and fair: while n transfers are active on a link, each progresses at 1/n of
+//    full speed. A collective counts as one transfer on each distinct link its members name
+//    (members on the same link count once) and progresses at the lowest of its shares. When a
+//    transfer starts or ends, the other transfers on its links are re-rated from that instant.
+//  - Remaining work is kept in fractional nanoseconds and an end time is rounded up to a whole
+//    nanosecond, so a transfer never ends early (floating-point noise under 1e-6 ns is ignored,
+//    so 199999.9999999 ns stays 200000).
+//  - Cost: a transfer's start or end also costs O(transfers on its links x their link counts)
+//    and one heap push per transfer whose share it changes; memory grows by O(links + transfers
+//    active at once).
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,32 @@
 #include "core/error.h"
 
 namespace stepcast::spec {
+
+// Enumerator names as the CLI spells them, indexed by the enumerator's value.
+const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
+const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
+const char* name(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
+const char* name(PositionKind k) {
+  constexpr const char* kNames[] = {"learned", "rope", "alibi", "none"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Schedule k) {
+  constexpr const char* kNames[] = {"gpipe", "1f1b", "interleaved", "zb-h1"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Recompute k) {
+  constexpr const char* kNames[] = {"none", "selective", "full"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Dtype k) {
+  constexpr const char* kNames[] = {"fp32", "bf16", "fp16", "fp8"};
+  return kNames[static_cast<int>(k)];
+}
+const char* name(Axis k) {
+  constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
+  return kNames[static_cast<int>(k)];
+}
+
 namespace {
 
 std::string str(std::int64_t n) { return std::to_string(n); }
@@ -119,9 +145,12 @@ class Checker {
 
   void derive_schedule() {
     if (st_.vp > 1) {
-      if (st_.schedule == Schedule::kGpipe) {
-        problem("vp " + str(st_.vp) +
-                " needs the interleaved schedule, but the schedule is gpipe; use vp 1 with gpipe");
+      if (st_.schedule == Schedule::kGpipe || st_.schedule == Schedule::kZeroBubbleH1) {
+        const std::string schedule = name(st_.schedule);
+        std::string message = "vp " + str(st_.vp);
+        message += " needs the interleaved schedule, but the schedule is " + schedule;
+        message += "; use vp 1 with " + schedule;
+        problem(message);
         return;
       }
       st_.schedule = Schedule::kInterleaved;
@@ -238,31 +267,6 @@ class Checker {
   bool model_ok_ = true;
   std::vector<std::string> problems_;
 };
-
-// Enumerator names as the CLI spells them, indexed by the enumerator's value.
-const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
-const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
-const char* name(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
-const char* name(PositionKind k) {
-  constexpr const char* kNames[] = {"learned", "rope", "alibi", "none"};
-  return kNames[static_cast<int>(k)];
-}
-const char* name(Schedule k) {
-  constexpr const char* kNames[] = {"gpipe", "1f1b", "interleaved"};
-  return kNames[static_cast<int>(k)];
-}
-const char* name(Recompute k) {
-  constexpr const char* kNames[] = {"none", "selective", "full"};
-  return kNames[static_cast<int>(k)];
-}
-const char* name(Dtype k) {
-  constexpr const char* kNames[] = {"fp32", "bf16", "fp16", "fp8"};
-  return kNames[static_cast<int>(k)];
-}
-const char* name(Axis k) {
-  constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
-  return kNames[static_cast<int>(k)];
-}
 
 // Appends `path = value` lines: strings quoted, doubles in fmt's shortest round-trip form.
 class Dumper {

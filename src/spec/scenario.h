@@ -42,4 +42,14 @@ Scenario complete_and_validate(Scenario scenario);
 /// round-trip form, enums by their CLI names): a stable text for golden tests and debugging.
 std::string dump(const Scenario& s);
 
+/// Enumerator names as the CLI and YAML spell them ("swiglu", "zb-h1", "selective", "bf16", "tp").
+const char* name(MlpKind k);
+const char* name(NormKind k);
+const char* name(AttentionKernel k);
+const char* name(PositionKind k);
+const char* name(Schedule k);
+const char* name(Recompute k);
+const char* name(Dtype k);
+const char* name(Axis k);
+
 }  // namespace stepcast::spec

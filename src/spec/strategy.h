@@ -6,7 +6,11 @@
 
 namespace stepcast::spec {
 
-enum class Schedule { kGpipe, k1F1B, kInterleaved };
+/// Pipeline schedules: GPipe (Huang et al. 2019), 1F1B (PipeDream-Flush, Narayanan et al. 2021),
+/// interleaved 1F1B with virtual stages (Narayanan et al. 2021 §2.2.2), and zero-bubble ZB-H1
+/// (Qi et al. 2024), which splits backward into input and weight gradients and defers the latter
+/// into the drain.
+enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Dtype { kFp32, kBf16, kFp16, kFp8 };
 /// The attention kernel the framework runs: fused FlashAttention (2022+) or the unfused

@@ -30,7 +30,9 @@ double in_flight_micro_batches(const spec::Scenario& s) {
   const double m = st.micro_batches();
   switch (st.schedule) {
     case spec::Schedule::kGpipe: return m;
-    case spec::Schedule::k1F1B: return std::min<double>(st.pp, m);
+    case spec::Schedule::k1F1B:
+    case spec::Schedule::kZeroBubbleH1:  // ZB-H1 keeps 1F1B's peak (Qi et al. 2024, §3.1)
+      return std::min<double>(st.pp, m);
     case spec::Schedule::kInterleaved:
       // Korthikanti et al. 2022, §4.2.3: the first stage holds pp * (1 + (pp-1)/(pp*vp))
       // micro-batches' worth of its layers' activations.

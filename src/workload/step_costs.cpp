@@ -1,0 +1,113 @@
+#include "workload/step_costs.h"
+
+#include "cost/compute.h"
+#include "workload/model_size.h"
+
+namespace stepcast::workload {
+namespace {
+
+using cost::CollectiveKind;
+using spec::Axis;
+
+// Bytes per parameter an Adam step streams: reads FP32 master, gradient, m and v; writes master,
+// m, v and the BF16 working copy (4 + 4 + 4 + 4 + 4 + 4 + 4 + 2).
+constexpr double kAdamBytesPerParam = 30;
+// Dynamic FP8 scaling (torchao Float8Linear): every GEMM operand is read in BF16 and written in
+// FP8 (2 + 1 bytes per element) before the GEMM.
+constexpr double kFp8CastBytesPerElement = 3;
+// Parameters travel in BF16 when ZeRO gathers them.
+constexpr double kGatheredParamBytes = 2;
+
+double grad_bytes(spec::Dtype d) { return d == spec::Dtype::kFp32 ? 4 : 2; }
+
+}  // namespace
+
+OpTime op_time(const Op& op, const spec::Scenario& s) {
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  OpTime t;
+  if (op.kind == OpKind::kGemm) {
+    const bool fp8 = s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
+    t.fwd = cost::gemm_time_s({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu);
+    t.bwd_input = cost::gemm_time_s({op.m, op.k, op.n, op.instances}, op.bytes, fp8, gpu);
+    t.bwd_weight = cost::gemm_time_s({op.k, op.n, op.m, op.instances}, op.bytes, fp8, gpu);
+    if (fp8) {
+      t.fwd += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
+      t.bwd_input += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
+    }
+  } else if (op.kind == OpKind::kAttention) {
+    t.fwd = cost::attention_time_s(op.flops, op.bytes, op.n, gpu);
+    t.bwd_input = cost::attention_time_s(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu);
+  } else {
+    t.fwd = cost::memory_time_s(op.bytes, gpu);
+    t.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
+  }
+  return t;
+}
+
+bool is_recomputed(const Op& op, spec::Recompute mode) {
+  return mode == spec::Recompute::kFull || (mode == spec::Recompute::kSelective && op.core_attention);
+}
+
+double collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s) {
+  if (group.size <= 1 || bytes <= 0) return 0;
+  return cost::collective_time_s(kind, bytes, cost::GroupLayout{group.size, group.stride}, s.cluster);
+}
+
+double tp_collective_s(const spec::Scenario& s, CollectiveKind kind) {
+  const double bytes = local_tokens(s) * s.model.hidden * activation_bytes(s.strategy);
+  return collective_s(kind, bytes, group_of(s.strategy, Axis::kTp), s);
+}
+
+double cp_ring_step_s(const spec::Scenario& s) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
+  const double kv = local_tokens(s) * 2.0 * m.kv_heads * m.effective_head_dim() / st.tp *
+                    activation_bytes(st);
+  return collective_s(CollectiveKind::kSendRecv, kv, group_of(st, Axis::kCp), s);
+}
+
+double ep_all_to_all_s(const spec::Scenario& s) {
+  if (!s.model.is_moe()) return 0;
+  const double bytes = local_tokens(s) * s.model.moe.top_k * s.model.hidden * activation_bytes(s.strategy);
+  return collective_s(CollectiveKind::kAllToAll, bytes, group_of(s.strategy, Axis::kEp), s);
+}
+
+double pp_transfer_s(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  // With sequence parallelism each TP rank sends its 1/tp slice.
+  double bytes = local_tokens(s) * s.model.hidden * activation_bytes(st);
+  if (st.sequence_parallel) bytes /= st.tp;
+  return collective_s(CollectiveKind::kSendRecv, bytes, group_of(st, Axis::kPp), s);
+}
+
+double fsdp_gather_s(const spec::Scenario& s) {
+  const double params = layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
+  return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params,
+                      gradient_group(s.strategy), s);
+}
+
+double fsdp_scatter_s(const spec::Scenario& s) {
+  const double params = layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
+  return collective_s(CollectiveKind::kReduceScatter, grad_bytes(s.strategy.grad_reduce_dtype) * params,
+                      gradient_group(s.strategy), s);
+}
+
+double dp_reduce_s(const spec::Scenario& s, double params) {
+  const spec::Strategy& st = s.strategy;
+  if (st.zero_stage >= 3) return 0;  // scattered layer by layer (fsdp_scatter_s)
+  const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  return collective_s(kind, grad_bytes(st.grad_reduce_dtype) * params, gradient_group(st), s);
+}
+
+double dp_gather_s(const spec::Scenario& s, double params) {
+  const spec::Strategy& st = s.strategy;
+  if (st.zero_stage < 1 || st.zero_stage >= 3) return 0;
+  return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params, gradient_group(st), s);
+}
+
+double optimizer_s(const spec::Scenario& s, double params) {
+  const int shards = s.strategy.zero_stage >= 1 ? gradient_group(s.strategy).size : 1;
+  return cost::memory_time_s(kAdamBytesPerParam * params / shards, s.cluster.gpu);
+}
+
+}  // namespace stepcast::workload

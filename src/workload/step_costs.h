@@ -1,0 +1,54 @@
+// Seconds for the pieces of one training step on one GPU, priced with the cost/ models. The
+// closed-form estimate (analytic/) and the ExecGraph builder (workload/build.h) both take their
+// times from here, so the two engines price every operator and transfer the same way.
+//
+//   const workload::OpTime t = workload::op_time(op, scenario);   // one operator, one micro-batch
+//   const double ar = workload::tp_collective_s(scenario, cost::CollectiveKind::kAllReduce);
+//
+// Units: seconds per micro-batch on one GPU unless a function says otherwise.
+#pragma once
+
+#include "cost/collective.h"
+#include "spec/scenario.h"
+#include "workload/operators.h"
+#include "workload/placement.h"
+
+namespace stepcast::workload {
+
+struct OpTime {
+  double fwd = 0;
+  double bwd_input = 0;   // input gradient (GEMM dgrad) and every non-GEMM backward kernel
+  double bwd_weight = 0;  // weight gradient (GEMM wgrad): what zero-bubble schedules defer
+  double bwd() const { return bwd_input + bwd_weight; }
+};
+
+/// Forward and backward time of one operator for one micro-batch.
+OpTime op_time(const Op& op, const spec::Scenario& s);
+
+/// Whether backward re-runs `op`'s forward under the strategy's recompute mode (full: every op;
+/// selective: core attention, Korthikanti et al. 2022 §5).
+bool is_recomputed(const Op& op, spec::Recompute mode);
+
+/// One collective over `group`, 0 for a group of one or no bytes.
+double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s);
+
+/// One TP collective on a block's boundary activations (all-reduce, or with sequence parallelism
+/// all-gather / reduce-scatter). A layer pass has two blocks, attention and MLP.
+double tp_collective_s(const spec::Scenario& s, cost::CollectiveKind kind);
+/// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
+double cp_ring_step_s(const spec::Scenario& s);
+/// One expert-parallel all-to-all (token dispatch or combine).
+double ep_all_to_all_s(const spec::Scenario& s);
+/// One pipeline send/recv of a micro-batch's boundary activations (or their gradient).
+double pp_transfer_s(const spec::Scenario& s);
+/// ZeRO-3/FSDP: gather one average layer's parameters; reduce-scatter its gradients.
+double fsdp_gather_s(const spec::Scenario& s);
+double fsdp_scatter_s(const spec::Scenario& s);
+/// Data-parallel gradient reduction of `params` parameters (all-reduce, or reduce-scatter under
+/// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
+double dp_reduce_s(const spec::Scenario& s, double params);
+double dp_gather_s(const spec::Scenario& s, double params);
+/// Adam over the parameters this GPU updates: `params` split by the ZeRO shard when sharded.
+double optimizer_s(const spec::Scenario& s, double params);
+
+}  // namespace stepcast::workload
