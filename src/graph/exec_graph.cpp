@@ -167,6 +167,11 @@ TaskId ExecGraph::add_task(const Task& task, std::string_view name) {
   return id;
 }
 
+Task& ExecGraph::mutable_task(TaskId id) {
+  STEPCAST_ASSERT(!finalized_ && id < tasks_.size(), "mutable_task after finalize() or with an unknown id");
+  return tasks_[id];
+}
+
 void ExecGraph::add_edge(TaskId from, TaskId to) {
   STEPCAST_ASSERT(!finalized_, "add_edge after finalize()");
   STEPCAST_ASSERT(from < tasks_.size() && to < tasks_.size(), "add_edge with an unknown task id");

@@ -97,6 +97,9 @@ class ExecGraph {
 
   std::size_t size() const { return tasks_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
+  /// For builders that learn a task's metadata after adding it. REQUIRES: not after finalize();
+  /// membership of collectives changes only through add_collective.
+  Task& mutable_task(TaskId id);
   std::string_view name(TaskId id) const { return name_pool_[name_ids_[id]]; }
   const std::vector<Collective>& collectives() const { return collectives_; }
   /// Successors and predecessors of a task. REQUIRES: finalize() was called.

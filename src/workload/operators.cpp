@@ -101,12 +101,15 @@ void add_attention(const Scenario& s, LayerOps& out) {
   }
 }
 
-void add_dense_mlp(const Scenario& s, double tokens, double ffn, const char* up_name,
-                   const char* act_name, const char* down_name, double instances,
-                   LayerOps& out) {
+// Appends the MLP's up projection, activation and down projection; returns the index of the up
+// projection (the down projection is the last op added).
+std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const char* up_name,
+                          const char* act_name, const char* down_name, double instances,
+                          LayerOps& out) {
   const spec::ModelSpec& m = s.model;
   const double e = activation_bytes(s.strategy);
   const double f = ffn / s.strategy.tp;
+  const std::size_t up = out.count;
   if (m.mlp == MlpKind::kSwiglu) {
     out.add(gemm(up_name, tokens, 2 * f, m.hidden, instances, e));
     // silu(gate) * up: reads two tensors, writes one; backward reads both and dy, writes two.
@@ -116,6 +119,7 @@ void add_dense_mlp(const Scenario& s, double tokens, double ffn, const char* up_
     out.add(memory_op(act_name, 2 * e * tokens * f * instances, 1.5));
   }
   out.add(gemm(down_name, tokens, m.hidden, f, instances, e));
+  return up;
 }
 
 }  // namespace
@@ -144,14 +148,17 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
 
   out.add(norm("attention_norm", rep, m.hidden, e));
   out.add(gemm("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e));
+  out.ops[out.count - 1].tp_edge = BlockEdge::kStart;
   if (m.position == PositionKind::kRope) {
     out.add(memory_op("rope", 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp, 1.0));
   }
   add_attention(s, out);
   out.add(gemm("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e));
+  out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
   const bool fused = st.fused_elementwise;
   out.add(residual("attention_residual", rep, m.hidden, e, fused));
   out.add(norm("mlp_norm", rep, m.hidden, e));
+  const std::size_t mlp_start = out.count;
 
   if (moe_layer) {
     const spec::MoeSpec& moe = m.moe;
@@ -162,8 +169,10 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     // computes tokens * top_k * capacity_factor token-expert pairs, split over its experts.
     const double local_experts = static_cast<double>(moe.experts) / st.ep;
     const double per_expert = tokens * moe.top_k * moe.capacity_factor / local_experts;
-    add_dense_mlp(s, per_expert, moe.expert_ffn, "expert_up", "expert_activation", "expert_down",
-                  local_experts, out);
+    const std::size_t expert_up = add_dense_mlp(s, per_expert, moe.expert_ffn, "expert_up",
+                                                "expert_activation", "expert_down", local_experts, out);
+    out.ops[expert_up].ep_edge = BlockEdge::kStart;
+    out.ops[out.count - 1].ep_edge = BlockEdge::kEnd;
     if (moe.shared_experts > 0) {
       add_dense_mlp(s, tokens, static_cast<double>(moe.expert_ffn) * moe.shared_experts,
                     "shared_expert_up", "shared_expert_activation", "shared_expert_down", 1, out);
@@ -171,6 +180,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   } else {
     add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
   }
+  out.ops[mlp_start].tp_edge = BlockEdge::kStart;
+  out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
   out.add(residual("mlp_residual", rep, m.hidden, e, fused));
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "spec/scenario.h"
 
@@ -22,6 +23,11 @@ enum class OpKind {
   kAttention,  // fused FlashAttention core (QK^T, softmax, PV in one kernel)
   kMemory,     // bandwidth-bound: norms, activations, residuals, softmax, dropout, RoPE, embedding
 };
+
+/// Where an op sits in a parallel block: the collective that feeds a block (TP all-gather with
+/// sequence parallelism, EP dispatch) runs before its kBlockStart op; the one that combines its
+/// output (TP all-reduce or reduce-scatter, EP combine) after its kBlockEnd op.
+enum class BlockEdge : std::uint8_t { kNone, kStart, kEnd };
 
 struct Op {
   const char* name = "";
@@ -34,6 +40,8 @@ struct Op {
   double bwd_bytes = 2;    // backward bytes / forward bytes
   bool fp8_capable = false;  // runs in FP8 when the strategy's dtype is FP8 (linear layers)
   bool core_attention = false;  // recomputed by selective recomputation (Korthikanti §5)
+  BlockEdge tp_edge = BlockEdge::kNone;  // attention and MLP blocks of tensor parallelism
+  BlockEdge ep_edge = BlockEdge::kNone;  // routed-expert block of expert parallelism
 };
 
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.

@@ -1,0 +1,444 @@
+#include "workload/build.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/error.h"
+#include "workload/memory.h"
+#include "workload/model_size.h"
+#include "workload/operators.h"
+#include "workload/pipeline_schedule.h"
+#include "workload/step_costs.h"
+
+namespace stepcast::workload {
+namespace {
+
+using cost::CollectiveKind;
+using graph::Category;
+using graph::TaskId;
+using graph::TaskKind;
+
+constexpr TaskId kNone = 0xffffffffu;
+
+std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
+
+// One layer kind's operators with their prices, computed once per build.
+struct PricedLayer {
+  LayerOps ops;
+  std::array<OpTime, kMaxOps> times{};
+};
+
+PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
+  PricedLayer p{ops, {}};
+  for (std::size_t i = 0; i < ops.count; ++i) p.times[i] = op_time(ops.ops[i], s);
+  return p;
+}
+
+enum class Mode { kForward, kRecompute, kBackward, kWeightGradient };
+
+class StepBuilder {
+ public:
+  explicit StepBuilder(const spec::Scenario& s)
+      : s_(s),
+        st_(s.strategy),
+        chunks_(st_.pp * st_.vp),
+        micro_batches_(st_.micro_batches()),
+        layers_(chunk_layers(s.model.layers, chunks_)),
+        dense_(priced(layer_ops(s, false), s)),
+        moe_(s.model.is_moe() ? priced(layer_ops(s, true), s) : PricedLayer{}),
+        embedding_(priced(embedding_ops(s), s)),
+        head_(priced(head_ops(s), s)),
+        params_(param_counts(s.model)),
+        layer_params_(layer_params_per_gpu(params_, s.model, st_)),
+        activation_bytes_(layer_activation_bytes(s, st_.recompute)),
+        p2p_ns_(to_ns(pp_transfer_s(s))),
+        sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
+        recvs_(sends_.size(), kNone) {
+    first_layer_.resize(layers_.size() + 1, 0);
+    std::partial_sum(layers_.begin(), layers_.end(), first_layer_.begin() + 1);
+  }
+
+  graph::ExecGraph build() {
+    name_lanes();
+    for (int stage = 0; stage < st_.pp; ++stage) build_stage(stage);
+    pair_transfers();
+    g_.finalize();
+    return std::move(g_);
+  }
+
+ private:
+  // ---- tasks ---------------------------------------------------------------------------------
+
+  TaskId add(TaskKind kind, std::uint16_t stream, Category category, double seconds, std::string_view name,
+             int layer, int mb) {
+    graph::Task t;
+    t.kind = kind;
+    t.rank = static_cast<std::uint32_t>(stage_);
+    t.stream = stream;
+    t.category = category;
+    t.duration_ns = to_ns(seconds);
+    t.layer = layer;
+    t.micro_batch = mb;
+    const TaskId id = g_.add_task(t, name);
+    if (kind == TaskKind::kCollective) g_.add_collective({id}, t.duration_ns);
+    return id;
+  }
+
+  // A task on the compute stream: it waits for everything pending.
+  TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb) {
+    const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
+    for (TaskId dep : pending_) g_.add_edge(dep, id);
+    pending_ = std::move(after_next_);
+    after_next_.clear();
+    last_ = id;
+    return id;
+  }
+
+  // A task beside the compute stream, starting once the last compute task has ended.
+  TaskId side(std::uint16_t stream, Category category, double seconds, std::string_view name, int layer, int mb) {
+    const TaskId id = add(TaskKind::kCollective, stream, category, seconds, name, layer, mb);
+    if (last_ != kNone) g_.add_edge(last_, id);
+    return id;
+  }
+
+  void collective(Category category, double seconds, std::string_view name, int layer, int mb) {
+    if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb);
+  }
+
+  // ---- one layer ------------------------------------------------------------------------------
+
+  const PricedLayer& layer_kind(int layer) const {
+    return s_.model.is_moe() && layer >= s_.model.moe.dense_layers ? moe_ : dense_;
+  }
+
+  // The TP collectives at an op's block edge, in the order they run (forward: gather before a
+  // block start, reduce after a block end; backward mirrors it).
+  void tp_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
+    if (st_.tp <= 1 || op.tp_edge == BlockEdge::kNone) return;
+    const bool start = op.tp_edge == BlockEdge::kStart;
+    const bool backward = mode == Mode::kBackward;
+    CollectiveKind kind;
+    if (st_.sequence_parallel) {
+      // Forward: all-gather before the block, reduce-scatter after; backward the reverse.
+      const bool gather_edge = start != backward;
+      if (before != gather_edge) return;
+      kind = gather_edge ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter;
+    } else {
+      // One all-reduce per block and pass: after the block's end (forward), after its start's
+      // input gradient (backward, Megatron's f operator).
+      if (before || start != backward) return;
+      kind = CollectiveKind::kAllReduce;
+    }
+    const std::string_view name = kind == CollectiveKind::kAllGather      ? "tp.all_gather"
+                       : kind == CollectiveKind::kReduceScatter ? "tp.reduce_scatter"
+                                                                : "tp.all_reduce";
+    const double seconds = tp_collective_s(s_, kind);
+    if (!st_.overlap_tp_comm) {
+      collective(Category::kTensorParallel, seconds, name, layer, mb);
+    } else if (seconds > 0) {  // async TP: beside the GEMM it is fused with; the op after waits
+      after_next_.push_back(side(kOverlapStream, Category::kTensorParallel, seconds, name, layer, mb));
+    }
+  }
+
+  void ep_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
+    if (st_.ep <= 1 || op.ep_edge == BlockEdge::kNone) return;
+    const bool start = op.ep_edge == BlockEdge::kStart;
+    if (before != (start != (mode == Mode::kBackward))) return;
+    collective(Category::kExpertParallel, ep_all_to_all_s(s_), "ep.all_to_all", layer, mb);
+  }
+
+  double op_seconds(const OpTime& t, Mode mode) const {
+    switch (mode) {
+      case Mode::kForward:
+      case Mode::kRecompute:
+        return t.fwd;
+      case Mode::kBackward:
+        return zero_bubble() ? t.bwd_input : t.bwd();
+      case Mode::kWeightGradient:
+        return t.bwd_weight;
+    }
+    return 0;
+  }
+
+  static const char* pass_suffix(Mode mode) {
+    constexpr const char* kSuffix[] = {"fwd", "recompute", "bwd", "wgrad"};
+    return kSuffix[static_cast<int>(mode)];
+  }
+
+  static std::string op_name(const Op& op, Mode mode) { return fmt::format("{}.{}", op.name, pass_suffix(mode)); }
+
+  void run_ops(const PricedLayer& p, Mode mode, int layer, int mb) {
+    const bool recompute = mode == Mode::kRecompute;
+    const bool forward = mode == Mode::kForward || recompute;
+    const std::size_t n = p.ops.count;
+    TaskId cp_ring = kNone;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = forward ? k : n - 1 - k;
+      const Op& op = p.ops.ops[i];
+      if (recompute && !is_recomputed(op, st_.recompute)) continue;
+      const bool comm = mode != Mode::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
+      const Mode edge_mode = forward ? Mode::kForward : Mode::kBackward;
+      if (comm) {
+        tp_edge(op, edge_mode, true, layer, mb);
+        ep_edge(op, edge_mode, true, layer, mb);
+      }
+      // The CP ring runs beside the core-attention kernels of the pass (forward: cp-1 steps;
+      // backward: K, V out and dK, dV back); the op after them waits for it.
+      const bool ring = st_.cp > 1 && op.core_attention && !recompute && mode != Mode::kWeightGradient;
+      if (ring && cp_ring == kNone) {
+        const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
+        cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
+      }
+      const double seconds = op_seconds(p.times[i], mode);
+      if (seconds > 0) compute(TaskKind::kCompute, Category::kCompute, seconds, op_name(op, mode), layer, mb);
+      if (cp_ring != kNone && (k + 1 == n || !p.ops.ops[forward ? i + 1 : i - 1].core_attention)) {
+        pending_.push_back(cp_ring);
+        cp_ring = kNone;
+      }
+      if (comm) {
+        ep_edge(op, edge_mode, false, layer, mb);
+        tp_edge(op, edge_mode, false, layer, mb);
+      }
+    }
+  }
+
+  void layer_pass(int layer, int mb, Mode mode) {
+    const bool fsdp = st_.zero_stage >= 3 && st_.dp * st_.cp > 1;
+    if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward)) {
+      // Gathered one layer ahead: the gather may start once the previous layer's first kernel ran.
+      const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
+                                fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
+      if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
+      pending_.push_back(gather);
+    }
+    const TaskId before = last_;
+    if (mode == Mode::kBackward && st_.recompute != spec::Recompute::kNone) {
+      run_ops(layer_kind(layer), Mode::kRecompute, layer, mb);
+    }
+    run_ops(layer_kind(layer), mode, layer, mb);
+    prefetch_anchor_ = before;
+    const bool weights_done = mode == Mode::kWeightGradient || (mode == Mode::kBackward && !zero_bubble());
+    if (fsdp && weights_done) {
+      side(kGradientStream, Category::kShardedData, fsdp_scatter_s(s_), "fsdp.reduce_scatter", layer, mb);
+    }
+  }
+
+  // ---- passes ---------------------------------------------------------------------------------
+
+  bool zero_bubble() const { return st_.schedule == spec::Schedule::kZeroBubbleH1; }
+
+  std::size_t transfer_index(bool backward, int model_chunk, int mb) const {
+    return (static_cast<std::size_t>(backward) * chunks_ + model_chunk) * micro_batches_ + mb;
+  }
+
+  void receive(bool backward, int model_chunk, int mb) {
+    const TaskId id = add(TaskKind::kRecv, backward ? kRecvNextStream : kRecvPrevStream, Category::kPipeline,
+                          0, backward ? "pp.recv_grad" : "pp.recv", -1, mb);
+    recvs_[transfer_index(backward, model_chunk, mb)] = id;
+    pending_.push_back(id);
+  }
+
+  void send(bool backward, int to_chunk, int mb) {
+    const TaskId id = add(TaskKind::kSend, backward ? kSendPrevStream : kSendNextStream, Category::kPipeline,
+                          0, backward ? "pp.send_grad" : "pp.send", -1, mb);
+    g_.add_edge(last_, id);
+    sends_[transfer_index(backward, to_chunk, mb)] = id;
+  }
+
+  void edge_ops(const PricedLayer& p, Mode mode, int mb) { run_ops(p, mode, -1, mb); }
+
+  double chunk_activation_bytes(int model_chunk) const {
+    return activation_bytes_ * layers_[static_cast<std::size_t>(model_chunk)];
+  }
+
+  void allocate(double bytes) { g_.mutable_task(last_).memory_delta += bytes; }
+
+  void forward(int model_chunk, int mb) {
+    if (model_chunk > 0) receive(false, model_chunk, mb);
+    if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
+    for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
+      const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];
+      if (gather != kNone) {
+        pending_.push_back(gather);
+        param_gathers_[static_cast<std::size_t>(l)] = kNone;
+      }
+      layer_pass(l, mb, Mode::kForward);
+    }
+    if (model_chunk == chunks_ - 1) edge_ops(head_, Mode::kForward, mb);
+    allocate(chunk_activation_bytes(model_chunk));
+    if (model_chunk < chunks_ - 1) send(false, model_chunk + 1, mb);
+  }
+
+  void backward(int model_chunk, int mb, bool last_of_chunk) {
+    if (model_chunk < chunks_ - 1) receive(true, model_chunk, mb);
+    const bool buckets = last_of_chunk && !zero_bubble();
+    if (model_chunk == chunks_ - 1) {
+      edge_ops(head_, Mode::kBackward, mb);
+      if (buckets) bucket(head_params(), "dp.grad_bucket", -1);
+    }
+    for (int l = first_layer_[model_chunk + 1] - 1; l >= first_layer_[model_chunk]; --l) {
+      layer_pass(l, mb, Mode::kBackward);
+      if (buckets) bucket(layer_params_, "dp.grad_bucket", l);
+    }
+    if (model_chunk == 0) {
+      edge_ops(embedding_, Mode::kBackward, mb);
+      if (buckets) bucket(embedding_params(), "dp.grad_bucket", -1);
+    }
+    if (!zero_bubble()) allocate(-chunk_activation_bytes(model_chunk));
+    if (model_chunk > 0) send(true, model_chunk - 1, mb);
+  }
+
+  void weight_gradient(int model_chunk, int mb, bool last_of_chunk) {
+    if (model_chunk == chunks_ - 1) {
+      edge_ops(head_, Mode::kWeightGradient, mb);
+      if (last_of_chunk) bucket(head_params(), "dp.grad_bucket", -1);
+    }
+    for (int l = first_layer_[model_chunk + 1] - 1; l >= first_layer_[model_chunk]; --l) {
+      layer_pass(l, mb, Mode::kWeightGradient);
+      if (last_of_chunk) bucket(layer_params_, "dp.grad_bucket", l);
+    }
+    if (model_chunk == 0) {
+      edge_ops(embedding_, Mode::kWeightGradient, mb);
+      if (last_of_chunk) bucket(embedding_params(), "dp.grad_bucket", -1);
+    }
+    allocate(-chunk_activation_bytes(model_chunk));
+  }
+
+  // ---- data parallelism and the optimizer -----------------------------------------------------
+
+  double embedding_params() const { return params_.embedding / st_.tp; }
+  double head_params() const { return (params_.output + params_.final_norm) / st_.tp; }
+
+  double stage_params(int stage) const {
+    double p = 0;
+    for (int c = 0; c < st_.vp; ++c) {
+      const int j = c * st_.pp + stage;
+      p += layers_[static_cast<std::size_t>(j)] * layer_params_;
+      if (j == 0) p += embedding_params();
+      if (j == chunks_ - 1) p += head_params();
+    }
+    return p;
+  }
+
+  // A gradient bucket, reduced as soon as the backward that completes it ends.
+  void bucket(double params, std::string_view name, int layer) {
+    if (!st_.overlap_dp_comm) return;
+    const double seconds = dp_reduce_s(s_, params);
+    if (seconds > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, seconds, name, layer, -1));
+  }
+
+  void build_stage(int stage) {
+    stage_ = stage;
+    last_ = prefetch_anchor_ = kNone;
+    pending_.clear();
+    after_next_.clear();
+    buckets_.clear();
+    const std::vector<Slot> order = stage_order(st_.schedule, st_.pp, st_.vp, micro_batches_, stage);
+
+    // ZeRO-1/2: the updated parameter shards are gathered ahead of each layer's first forward
+    // (the previous step's optimizer output, prefetched in layer order as Megatron does).
+    param_gathers_.assign(static_cast<std::size_t>(s_.model.layers), kNone);
+    if (dp_gather_s(s_, layer_params_) > 0 && st_.overlap_dp_comm) {
+      for (const Slot& slot : order) {
+        if (slot.pass != Pass::kForward || slot.micro_batch != order.front().micro_batch) continue;
+        const int j = slot.chunk * st_.pp + stage;
+        for (int l = first_layer_[j]; l < first_layer_[j + 1]; ++l) {
+          param_gathers_[static_cast<std::size_t>(l)] =
+              add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
+                  dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
+        }
+      }
+    }
+
+    // The last backward (ZB-H1: weight gradient) of each chunk completes its gradients.
+    std::vector<std::size_t> last_grad(static_cast<std::size_t>(st_.vp), 0);
+    const Pass grad_pass = zero_bubble() ? Pass::kWeightGradient : Pass::kBackward;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i].pass == grad_pass) last_grad[static_cast<std::size_t>(order[i].chunk)] = i;
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Slot& slot = order[i];
+      const int j = slot.chunk * st_.pp + stage;
+      const bool last = last_grad[static_cast<std::size_t>(slot.chunk)] == i;
+      switch (slot.pass) {
+        case Pass::kForward: forward(j, slot.micro_batch); break;
+        case Pass::kBackward: backward(j, slot.micro_batch, last); break;
+        case Pass::kWeightGradient: weight_gradient(j, slot.micro_batch, last); break;
+      }
+    }
+
+    const double params = stage_params(stage);
+    if (!st_.overlap_dp_comm) {
+      const double reduce = dp_reduce_s(s_, params);
+      if (reduce > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));
+    }
+    pending_.insert(pending_.end(), buckets_.begin(), buckets_.end());
+    compute(TaskKind::kCompute, Category::kOptimizer, optimizer_s(s_, params), "optimizer.step", -1, -1);
+    if (!st_.overlap_dp_comm) {
+      collective(Category::kDataParallel, dp_gather_s(s_, params), "dp.param_gather", -1, -1);
+    }
+  }
+
+  void pair_transfers() {
+    for (std::size_t k = 0; k < recvs_.size(); ++k) {
+      STEPCAST_ASSERT((recvs_[k] == kNone) == (sends_[k] == kNone), "a pipeline transfer without its peer");
+      if (recvs_[k] != kNone) g_.add_collective({sends_[k], recvs_[k]}, p2p_ns_);
+    }
+  }
+
+  void name_lanes() {
+    const int peers = st_.tp * st_.cp * st_.dp;
+    for (int stage = 0; stage < st_.pp; ++stage) {
+      g_.name_rank(static_cast<std::uint32_t>(stage),
+                   fmt::format("stage {} (stands for its {} symmetric ranks)", stage, peers));
+    }
+    constexpr const char* kStreams[] = {"compute", "overlap", "gradients", "prefetch",
+                                        "send next", "recv prev", "send prev", "recv next"};
+    for (std::uint16_t i = 0; i < std::size(kStreams); ++i) g_.name_stream(i, kStreams[i]);
+  }
+
+  const spec::Scenario& s_;
+  const spec::Strategy& st_;
+  const int chunks_;
+  const int micro_batches_;
+  const std::vector<int> layers_;
+  std::vector<int> first_layer_;
+  const PricedLayer dense_, moe_, embedding_, head_;
+  const ParamCounts params_;
+  const double layer_params_;
+  const double activation_bytes_;
+  const std::int64_t p2p_ns_;
+  std::vector<TaskId> sends_, recvs_;  // by transfer_index
+
+  graph::ExecGraph g_;
+  int stage_ = 0;
+  TaskId last_ = kNone;             // the last task on the compute stream
+  TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
+  std::vector<TaskId> pending_;     // the next compute task waits for these
+  std::vector<TaskId> after_next_;  // ... and the one after it for these
+  std::vector<TaskId> buckets_;     // the optimizer waits for these
+  std::vector<TaskId> param_gathers_;  // by layer: ZeRO-1/2 gathers not yet waited for
+};
+
+}  // namespace
+
+std::vector<int> chunk_layers(int layers, int chunks) {
+  STEPCAST_ASSERT(chunks >= 1 && layers >= chunks, "chunk_layers needs 1 <= chunks <= layers");
+  std::vector<int> out(static_cast<std::size_t>(chunks), layers / chunks);
+  // Spare layers go to the middle chunks first, then to the first and the last.
+  std::vector<int> order;
+  for (int j = 1; j + 1 < chunks; ++j) order.push_back(j);
+  order.push_back(0);
+  if (chunks > 1) order.push_back(chunks - 1);
+  for (int i = 0; i < layers % chunks; ++i) ++out[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
+  return out;
+}
+
+graph::ExecGraph build(const spec::Scenario& s) { return StepBuilder(s).build(); }
+
+}  // namespace stepcast::workload

@@ -1,0 +1,83 @@
+#include "workload/pipeline_schedule.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace stepcast::workload {
+namespace {
+
+// Interleaved order of the k-th forward (or backward) of a stage: micro-batches in groups of p,
+// each group through every chunk before the next group starts (Megatron-LM's
+// get_model_chunk_id); a last, shorter group when p does not divide m.
+std::vector<Slot> chunk_order(Pass pass, int stages, int chunks, int micro_batches) {
+  std::vector<Slot> order;
+  order.reserve(static_cast<std::size_t>(chunks) * micro_batches);
+  for (int first = 0; first < micro_batches; first += stages) {
+    const int last = std::min(first + stages, micro_batches);
+    for (int c = 0; c < chunks; ++c) {
+      const int chunk = pass == Pass::kForward ? c : chunks - 1 - c;
+      for (int mb = first; mb < last; ++mb) order.push_back({pass, chunk, mb});
+    }
+  }
+  return order;
+}
+
+// Warm-up forwards, then forward/backward pairs, then the remaining backwards.
+std::vector<Slot> one_forward_one_backward(const std::vector<Slot>& forwards,
+                                           const std::vector<Slot>& backwards, int warmup) {
+  const int total = static_cast<int>(forwards.size());
+  warmup = std::min(warmup, total);
+  std::vector<Slot> order(forwards.begin(), forwards.begin() + warmup);
+  for (int k = 0; k < total - warmup; ++k) {
+    order.push_back(forwards[static_cast<std::size_t>(warmup + k)]);
+    order.push_back(backwards[static_cast<std::size_t>(k)]);
+  }
+  order.insert(order.end(), backwards.begin() + (total - warmup), backwards.end());
+  return order;
+}
+
+std::vector<Slot> zero_bubble_h1(int stages, int micro_batches, int stage) {
+  const auto forwards = chunk_order(Pass::kForward, stages, 1, micro_batches);
+  const auto backwards = chunk_order(Pass::kBackward, stages, 1, micro_batches);
+  std::vector<Slot> order;
+  int next_w = 0;
+  for (const Slot& slot : one_forward_one_backward(forwards, backwards, stages - stage - 1)) {
+    order.push_back(slot);
+    // After the k-th B, run the W of micro-batch k - stage: the last stage defers most, so its
+    // input gradients reach the stages before it sooner.
+    if (slot.pass == Pass::kBackward && slot.micro_batch - stage >= 0) {
+      order.push_back({Pass::kWeightGradient, 0, next_w++});
+    }
+  }
+  for (; next_w < micro_batches; ++next_w) order.push_back({Pass::kWeightGradient, 0, next_w});
+  return order;
+}
+
+}  // namespace
+
+std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage) {
+  STEPCAST_ASSERT(stages >= 1 && stage >= 0 && stage < stages && chunks >= 1 && micro_batches >= 1,
+                  "stage_order needs 0 <= stage < stages and positive chunks and micro-batches");
+  STEPCAST_ASSERT(chunks == 1 || schedule == spec::Schedule::kInterleaved,
+                  "only the interleaved schedule has virtual chunks");
+  const auto forwards = chunk_order(Pass::kForward, stages, chunks, micro_batches);
+  switch (schedule) {
+    case spec::Schedule::kGpipe: {
+      std::vector<Slot> order = forwards;
+      for (int mb = micro_batches - 1; mb >= 0; --mb) order.push_back({Pass::kBackward, 0, mb});
+      return order;
+    }
+    case spec::Schedule::k1F1B:
+      return one_forward_one_backward(forwards, chunk_order(Pass::kBackward, stages, 1, micro_batches),
+                                      stages - stage - 1);
+    case spec::Schedule::kInterleaved:
+      return one_forward_one_backward(forwards, chunk_order(Pass::kBackward, stages, chunks, micro_batches),
+                                      (stages - stage - 1) * 2 + (chunks - 1) * stages);
+    case spec::Schedule::kZeroBubbleH1:
+      return zero_bubble_h1(stages, micro_batches, stage);
+  }
+  return forwards;
+}
+
+}  // namespace stepcast::workload

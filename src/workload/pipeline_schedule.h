@@ -1,0 +1,40 @@
+// The order in which one pipeline stage runs its passes in one optimizer step, per schedule.
+//
+//   for (const workload::Slot& slot : workload::stage_order(spec::Schedule::k1F1B, 4, 1, 8, 0)) ...
+//   // stage 0 of 4, 8 micro-batches: F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7
+//
+// Schedules (p stages, v virtual chunks per stage, m micro-batches, stage s):
+//  - GPipe (Huang et al. 2019): every forward, then every backward in reverse order.
+//  - 1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1): p-s-1 warm-up forwards, then one
+//    forward and one backward alternately, then the remaining backwards.
+//  - Interleaved 1F1B (Narayanan et al. 2021 §2.2.2, Megatron-LM's schedule): micro-batches go
+//    through the chunks in groups of p; (p-s-1)*2 + (v-1)*p warm-up forwards.
+//  - ZB-H1 (Qi et al. 2024 §3.1): 1F1B with each backward split into B (input gradient) and
+//    W (weight gradient); stage s defers its W by s micro-batches into the drain, which keeps
+//    1F1B's peak memory and shrinks the bubble to (p-1)(F + B - W).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "spec/strategy.h"
+
+namespace stepcast::workload {
+
+enum class Pass : std::uint8_t {
+  kForward,
+  kBackward,        // the whole backward, or only the input gradient under ZB-H1
+  kWeightGradient,  // ZB-H1's deferred weight gradient
+};
+
+struct Slot {
+  Pass pass = Pass::kForward;
+  int chunk = 0;  // virtual chunk on this stage, 0..v-1; model chunk = chunk * p + stage
+  int micro_batch = 0;
+};
+
+/// The passes stage `stage` runs, in order. REQUIRES: 0 <= stage < stages, chunks >= 1 (and 1
+/// unless interleaved), micro_batches >= 1.
+std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage);
+
+}  // namespace stepcast::workload
