@@ -74,9 +74,7 @@ void run_bench(benchmark::State& state, const graph::ExecGraph& g) {
 void BM_SimRun(benchmark::State& state) { run_bench(state, data_parallel_graph(false)); }
 BENCHMARK(BM_SimRun)->Unit(benchmark::kMillisecond);
 
-void BM_SimRunSharedLinks(benchmark::State& state) {
-  run_bench(state, data_parallel_graph(true));
-}
+void BM_SimRunSharedLinks(benchmark::State& state) { run_bench(state, data_parallel_graph(true)); }
 BENCHMARK(BM_SimRunSharedLinks)->Unit(benchmark::kMillisecond);
 
 }  // namespace

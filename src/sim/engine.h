@@ -53,7 +53,8 @@ struct Timeline {
 
 /// Simulates `g`. REQUIRES: g.finalize() succeeded. Throws Error(kInvalidInput) naming a stuck
 /// task and its stream when tasks can never start: ranks that enter collectives in different
-/// orders on one stream deadlock, which finalize() cannot see.
+/// orders on one stream deadlock, which finalize() cannot see. Throws Error(kUnsupported) when
+/// the run would need more than 2^32 - 1 events, which only heavy link sharing can cause.
 Timeline run(const graph::ExecGraph& g);
 
 }  // namespace stepcast::sim
