@@ -247,6 +247,9 @@ class StepBuilder {
     const TaskId id = add(TaskKind::kSend, backward ? kSendPrevStream : kSendNextStream, Category::kPipeline,
                           0, backward ? "pp.send_grad" : "pp.send", -1, mb);
     g_.add_edge(last_, id);
+    // Megatron waits for its sends before the next kernel (batch_isend_irecv, then wait), so the
+    // transfer blocks the sender; the receiver posted its receive early and waits only for data.
+    pending_.push_back(id);
     sends_[transfer_index(backward, to_chunk, mb)] = id;
   }
 
