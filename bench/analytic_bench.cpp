@@ -6,27 +6,13 @@
 #include <sstream>
 
 #include "analytic/estimate.h"
+#include "bench_scenarios.h"
 #include "core/csv.h"
 #include "spec/presets.h"
 #include "validate/validate.h"
 
 namespace stepcast {
 namespace {
-
-spec::Scenario llama3_405b() {
-  spec::Scenario s;
-  s.model = spec::model_preset("llama3.1-405b");
-  s.cluster = spec::cluster_preset("llama3-h100-roce");
-  s.gpus = 16384;
-  s.strategy.tp = 8;
-  s.strategy.pp = 16;
-  s.strategy.vp = 2;
-  s.strategy.zero_stage = 2;
-  s.strategy.micro_batch = 1;
-  s.strategy.global_batch = 2048;
-  s.strategy.seq_len = 8192;
-  return spec::complete_and_validate(s);
-}
 
 void BM_AnalyticEstimateLlama405b(benchmark::State& state) {
   const spec::Scenario s = llama3_405b();

@@ -59,10 +59,10 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   if (st.tp <= 1) return {};
   // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
   // all-gather before and a reduce-scatter after each block (Korthikanti §4.2.2).
-  const double one = st.sequence_parallel
-                         ? workload::tp_collective_s(s, CollectiveKind::kAllGather) +
-                               workload::tp_collective_s(s, CollectiveKind::kReduceScatter)
-                         : 2 * workload::tp_collective_s(s, CollectiveKind::kAllReduce);
+  const double one = 2 * (st.sequence_parallel
+                              ? workload::tp_collective_s(s, CollectiveKind::kAllGather) +
+                                    workload::tp_collective_s(s, CollectiveKind::kReduceScatter)
+                              : workload::tp_collective_s(s, CollectiveKind::kAllReduce));
   const double recompute_share = st.recompute == Recompute::kFull ? one : 0;
   LayerComm c{one, one + recompute_share};
   if (st.overlap_tp_comm) {  // async TP decomposes the GEMMs and hides the collectives behind them

@@ -15,15 +15,20 @@ Runner add_validate(CLI::App& app) {
   struct Args {
     std::string file;
     std::string cluster;
+    std::string engine = "analytic";
     bool json = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("file", a->file, "published_runs.csv or vTrain ground_truth_single.csv schema")->required();
   cmd->add_option("--cluster", a->cluster, "Cluster for vTrain rows and rows without a cluster cell");
+  cmd->add_option("--engine", a->engine, "analytic (closed form) or sim (discrete-event simulation of each row)")
+      ->check(CLI::IsMember({"analytic", "sim"}))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON instead of the table");
   return [a] {
     const std::string text = core::read_file(a->file);
-    const validate::Report r = validate::run(validate::read_table(a->file, text, {a->cluster}));
+    const validate::Engine engine = a->engine == "sim" ? validate::Engine::kSimulation : validate::Engine::kAnalytic;
+    const validate::Report r = validate::run(validate::read_table(a->file, text, {a->cluster}), engine);
     if (a->json) {
       fmt::print("{}\n", report::validation_json(r).dump(2));
     } else {

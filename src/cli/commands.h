@@ -18,6 +18,7 @@ enum ExitCode : int {
 using Runner = std::function<int()>;
 
 Runner add_estimate(CLI::App& app);
+Runner add_simulate(CLI::App& app);
 Runner add_validate(CLI::App& app);
 Runner add_presets(CLI::App& app);
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     runners[app.get_subcommands({})[before]] = std::move(r);
   };
   add(add_estimate);
+  add(add_simulate);
   add(add_validate);
   add(add_presets);
   try {

@@ -101,6 +101,58 @@ nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& 
   return j;
 }
 
+std::string simulation_text(const spec::Scenario& s, const analysis::Simulation& sim) {
+  std::string out = estimate_text(s, sim.metrics);
+  const graph::ExecGraph& g = sim.graph;
+  out += fmt::format("\nsimulated {} tasks on {} ranks (one per pipeline stage: its TP, CP and DP peers run alike)\n",
+                     g.size(), g.ranks());
+  const analysis::CriticalPath& path = sim.critical_path;
+  out += fmt::format("critical path: {} tasks, {:.3f} s", path.tasks.size(), path.length_s);
+  for (int c = 0; c < graph::kCategories; ++c) {
+    const double seconds = path.seconds[static_cast<std::size_t>(c)];
+    if (seconds <= 0) continue;
+    out += fmt::format(", {} {:.1f} %", graph::category_name(static_cast<graph::Category>(c)),
+                       100 * seconds / path.length_s);
+  }
+  if (path.wait_s > 0) out += fmt::format(", waiting {:.1f} %", 100 * path.wait_s / path.length_s);
+  out += "\nstream utilisation (mean over stages):";
+  std::vector<double> sum;
+  std::vector<int> count;
+  for (const analysis::StreamUse& u : sim.streams) {
+    if (sum.size() <= u.stream) {
+      sum.resize(u.stream + 1u, 0);
+      count.resize(u.stream + 1u, 0);
+    }
+    sum[u.stream] += u.utilisation;
+    ++count[u.stream];
+  }
+  for (std::uint16_t i = 0; i < sum.size(); ++i) {
+    if (count[i] > 0) out += fmt::format(" {} {:.1f} %{}", g.stream_name(i), 100 * sum[i] / count[i], i + 1u < sum.size() ? "," : "");
+  }
+  out += "\n";
+  return out;
+}
+
+nlohmann::json simulation_json(const spec::Scenario& s, const analysis::Simulation& sim) {
+  nlohmann::json j = estimate_json(s, sim.metrics);
+  const graph::ExecGraph& g = sim.graph;
+  j["graph"] = {{"tasks", g.size()}, {"ranks", g.ranks()}, {"collectives", g.collectives().size()}};
+  nlohmann::json& path = j["critical_path"];
+  path["tasks"] = sim.critical_path.tasks.size();
+  path["length_s"] = sim.critical_path.length_s;
+  path["wait_s"] = sim.critical_path.wait_s;
+  for (int c = 0; c < graph::kCategories; ++c) {
+    path["seconds"][std::string(graph::category_name(static_cast<graph::Category>(c)))] =
+        sim.critical_path.seconds[static_cast<std::size_t>(c)];
+  }
+  j["streams"] = nlohmann::json::array();
+  for (const analysis::StreamUse& u : sim.streams) {
+    j["streams"].push_back({{"rank", u.rank}, {"stream", u.stream}, {"name", g.stream_name(u.stream)},
+                            {"busy_s", u.busy_s}, {"utilisation", u.utilisation}});
+  }
+  return j;
+}
+
 std::string validation_text(const validate::Report& r) {
   std::string out;
   out += fmt::format("{:<6} {:<44} {:<15} {:>12} {:>12} {:>8}\n", "line", "model", "quantity",

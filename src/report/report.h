@@ -1,10 +1,12 @@
 // Renders results for people (aligned text tables) and machines (JSON, via nlohmann::json).
-// Computes nothing: every number comes from analytic::Estimate or validate::Report.
+// Computes nothing: every number comes from analytic::Estimate, analysis::Simulation or
+// validate::Report.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/simulate.h"
 #include "analytic/estimate.h"
 #include "validate/validate.h"
 
@@ -17,6 +19,14 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e);
 /// memory{per_gpu_gib, capacity_gib, fits, <category>_gib...}, breakdown{<category>_s...},
 /// scenario{...}. Keys are sorted (nlohmann::json's object order).
 nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& e);
+
+/// estimate_text of the simulated metrics, then the graph's size, the critical path by category
+/// and the mean utilisation of each stream over the stages.
+std::string simulation_text(const spec::Scenario& s, const analysis::Simulation& sim);
+
+/// estimate_json's keys plus graph{tasks, ranks, collectives}, critical_path{tasks, length_s,
+/// wait_s, seconds{<category>}}, streams[{rank, stream, name, busy_s, utilisation}].
+nlohmann::json simulation_json(const spec::Scenario& s, const analysis::Simulation& sim);
 
 /// Every row (measured, predicted, signed error, or the reason it was not predicted), then the
 /// summary per source and overall.

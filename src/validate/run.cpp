@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/simulate.h"
 #include "analytic/estimate.h"
 #include "validate/validate.h"
 
@@ -59,7 +60,7 @@ const char* quantity_name(Quantity q) {
   return "";
 }
 
-Report run(const std::vector<Case>& cases) {
+Report run(const std::vector<Case>& cases, Engine engine) {
   Report report;
   report.rows.reserve(cases.size());
   for (const Case& c : cases) {
@@ -71,7 +72,8 @@ Report run(const std::vector<Case>& cases) {
     r.measured = c.measured;
     r.reason = c.reason;
     if (r.reason.empty()) {
-      r.predicted = predicted_value(c, analytic::estimate(c.scenario));
+      r.predicted = predicted_value(c, engine == Engine::kAnalytic ? analytic::estimate(c.scenario)
+                                                                   : analysis::simulate_metrics(c.scenario));
       r.error = (r.predicted - r.measured) / r.measured;
     }
     report.rows.push_back(std::move(r));

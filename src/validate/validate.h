@@ -63,8 +63,13 @@ struct Options {
 /// column or a cell that is not a number where one is required.
 std::vector<Case> read_table(std::string_view source_name, std::string_view text, const Options& options);
 
-/// Predicts every case with the analytic model and summarises.
-Report run(const std::vector<Case>& cases);
+enum class Engine {
+  kAnalytic,    // analytic::estimate, closed form
+  kSimulation,  // analysis::simulate_metrics, the discrete-event engine on the step's ExecGraph
+};
+
+/// Predicts every case with `engine` and summarises.
+Report run(const std::vector<Case>& cases, Engine engine = Engine::kAnalytic);
 
 const char* quantity_name(Quantity q);
 

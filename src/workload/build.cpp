@@ -84,6 +84,7 @@ class StepBuilder {
     t.duration_ns = to_ns(seconds);
     t.layer = layer;
     t.micro_batch = mb;
+    t.link = link(category);
     const TaskId id = g_.add_task(t, name);
     if (kind == TaskKind::kCollective) g_.add_collective({id}, t.duration_ns);
     return id;
@@ -108,6 +109,28 @@ class StepBuilder {
 
   void collective(Category category, double seconds, std::string_view name, int layer, int mb) {
     if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb);
+  }
+
+  // Transfers of one rank that cross the same topology level share its links (sim/engine.h).
+  std::uint32_t link(Category category) const {
+    spec::Axis axis;
+    switch (category) {
+      case Category::kTensorParallel: axis = spec::Axis::kTp; break;
+      case Category::kContextParallel: axis = spec::Axis::kCp; break;
+      case Category::kExpertParallel: axis = spec::Axis::kEp; break;
+      case Category::kPipeline: axis = spec::Axis::kPp; break;
+      case Category::kShardedData:
+      case Category::kDataParallel:
+        return link_id(gradient_group(st_));
+      default:
+        return graph::kNoLink;
+    }
+    return link_id(group_of(st_, axis));
+  }
+
+  std::uint32_t link_id(GroupShape group) const {
+    const auto levels = static_cast<std::uint32_t>(s_.cluster.levels.size());
+    return static_cast<std::uint32_t>(stage_) * levels + static_cast<std::uint32_t>(spanned_level(group, s_.cluster));
   }
 
   // ---- one layer ------------------------------------------------------------------------------
@@ -247,6 +270,9 @@ class StepBuilder {
     const TaskId id = add(TaskKind::kSend, backward ? kSendPrevStream : kSendNextStream, Category::kPipeline,
                           0, backward ? "pp.send_grad" : "pp.send", -1, mb);
     g_.add_edge(last_, id);
+    // Megatron waits for its sends before the next kernel (batch_isend_irecv, then wait), so the
+    // transfer blocks the sender; the receiver posted its receive early and waits only for data.
+    pending_.push_back(id);
     sends_[transfer_index(backward, to_chunk, mb)] = id;
   }
 

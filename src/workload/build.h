@@ -21,6 +21,9 @@
 //    ZeRO-1/2 parameter gathers ahead of each layer's first forward; ZeRO-3/FSDP gathers one
 //    layer ahead and a reduce-scatter per layer and micro-batch;
 //  - the optimizer step once the stage's gradients are reduced;
+//  - links: every transfer names the link of its rank at the topology level its group spans, so
+//    transfers of one rank on one level (a DP bucket and a PP send on the NIC) share bandwidth
+//    once the engine shares links;
 //  - memory: each forward pass leaves its layers' activations allocated (Task::memory_delta)
 //    until the matching backward (ZB-H1: weight gradient) frees them.
 // Layers split over the pp * vp model chunks as evenly as possible; the spare layers go to the

@@ -75,6 +75,11 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
 }
 
 MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
+  const double per_layer = layer_activation_bytes(s, s.strategy.recompute);
+  return memory_per_gpu(s, per_layer * (static_cast<double>(s.model.layers) / s.strategy.pp) * in_flight_micro_batches(s));
+}
+
+MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activations_bytes) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
   const ParamCounts p = param_counts(m);
@@ -92,9 +97,7 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
   mem.gradients_bytes = reduce_bytes(st.grad_reduce_dtype) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 
-  const double per_layer = layer_activation_bytes(s, st.recompute);
-  const double in_flight = in_flight_micro_batches(s);
-  mem.activations_bytes = per_layer * (static_cast<double>(m.layers) / st.pp) * in_flight;
+  mem.activations_bytes = stored_activations_bytes;
   if (st.recompute == Recompute::kFull) {
     // While one layer is recomputed its full activations exist once more.
     mem.activations_bytes += layer_activation_bytes(s, Recompute::kNone);

@@ -25,6 +25,9 @@ struct MemoryBreakdown {
 
 /// Memory of the worst-loaded GPU. REQUIRES: s passed spec::complete_and_validate.
 MemoryBreakdown memory_per_gpu(const spec::Scenario& s);
+/// The same with the stored activations of the in-flight micro-batches given, e.g. the peak a
+/// simulated schedule reached (the full-recompute transient is still added).
+MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activations_bytes);
 
 /// Activation bytes one layer stores for one micro-batch on one GPU under recompute `mode`.
 double layer_activation_bytes(const spec::Scenario& s, spec::Recompute mode);

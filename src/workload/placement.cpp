@@ -38,4 +38,14 @@ GroupShape gradient_group(const spec::Strategy& st) {
   return {st.dp * st.cp, std::min(stride_of(st, spec::Axis::kDp), stride_of(st, spec::Axis::kCp))};
 }
 
+int spanned_level(GroupShape group, const spec::ClusterSpec& cluster) {
+  const double span = static_cast<double>(group.size) * group.stride;
+  const int levels = static_cast<int>(cluster.levels.size());
+  for (int l = 0; l < levels; ++l) {
+    const int domain = cluster.levels[static_cast<std::size_t>(l)].domain_gpus;
+    if (domain == 0 || span <= domain) return l;
+  }
+  return levels - 1;
+}
+
 }  // namespace stepcast::workload

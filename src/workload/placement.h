@@ -7,6 +7,7 @@
 //   DP group stride 8 (one rank per node), PP group stride 32.
 #pragma once
 
+#include "spec/cluster_spec.h"
 #include "spec/strategy.h"
 
 namespace stepcast::workload {
@@ -22,5 +23,9 @@ GroupShape group_of(const spec::Strategy& st, spec::Axis axis);
 
 /// The group over which gradients are reduced and ZeRO shards: DP and CP ranks together.
 GroupShape gradient_group(const spec::Strategy& st);
+
+/// The lowest topology level of `cluster` one of whose domains holds the whole group (its
+/// size * stride consecutive GPU ids): the level whose links the group's traffic crosses.
+int spanned_level(GroupShape group, const spec::ClusterSpec& cluster);
 
 }  // namespace stepcast::workload

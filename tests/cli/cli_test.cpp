@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
@@ -74,6 +76,57 @@ TEST(Cli, PresetsShowPrintsYamlThatReadsBack) {
   const Invocation r = stepcast("presets show dgx-a100-80g");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("name: dgx-a100-80g"), std::string::npos);
+}
+
+constexpr const char* kSmallPipeline =
+    "--model llama2-7b --cluster dgx-h100 --gpus 16 --tp 2 --pp 4 --micro-batch 1 --global-batch 16 --seq 2048";
+
+TEST(Cli, SimulatePrintsTheEstimateKeysPlusTheCriticalPath) {
+  const Invocation sim = stepcast(std::string("simulate ") + kSmallPipeline + " --json");
+  const Invocation est = stepcast(std::string("estimate ") + kSmallPipeline + " --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const nlohmann::json s = nlohmann::json::parse(sim.output);
+  const nlohmann::json e = nlohmann::json::parse(est.output);
+  for (const auto& [key, value] : e.items()) {
+    EXPECT_TRUE(s.contains(key)) << key;
+    if (value.is_object()) {
+      for (const auto& [inner, unused] : value.items()) EXPECT_TRUE(s[key].contains(inner)) << key << "." << inner;
+    }
+  }
+  EXPECT_GT(s["critical_path"]["tasks"].get<int>(), 0);
+  EXPECT_EQ(s["graph"]["ranks"].get<int>(), 4);
+  EXPECT_NEAR(s["critical_path"]["length_s"].get<double>(), s["step_time_s"].get<double>(), 1e-9);
+}
+
+TEST(Cli, SimulateWritesAChromeTraceWithEveryTaskOnce) {
+  const std::string path = ::testing::TempDir() + "stepcast_simulate_trace.json";
+  const Invocation r = stepcast(std::string("simulate ") + kSmallPipeline + " --json --chrome-trace " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::size_t tasks = 0;
+  for (const nlohmann::json& event : trace["traceEvents"]) tasks += event["ph"] == "X";
+  EXPECT_EQ(tasks, nlohmann::json::parse(r.output)["graph"]["tasks"].get<std::size_t>());
+}
+
+TEST(Cli, SimulateToAnUnwritableTraceExitsOne) {
+  const Invocation r = stepcast(std::string("simulate ") + kSmallPipeline + " --chrome-trace /nonexistent/t.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("cannot write the Chrome trace to /nonexistent/t.json"), std::string::npos);
+}
+
+TEST(Cli, ValidateRunsThroughTheSimulatorOnRequest) {
+  // The header and the first four rows of the published table (Narayanan Table 1).
+  std::ifstream in(std::string(STEPCAST_SHARED_DIR) + "/validation/published_runs.csv");
+  const std::string csv = ::testing::TempDir() + "stepcast_four_rows.csv";
+  std::ofstream out(csv);
+  std::string line;
+  for (int i = 0; i < 5 && std::getline(in, line); ++i) out << line << '\n';
+  out.close();
+  const Invocation r = stepcast("validate " + csv + " --engine sim --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 500);
+  EXPECT_EQ(nlohmann::json::parse(r.output)["summary"]["predicted"].get<int>(), 4);
+  EXPECT_EQ(stepcast("validate " + csv + " --engine fast").exit_code, 2);
 }
 
 }  // namespace

@@ -13,9 +13,9 @@
 namespace stepcast::validate {
 namespace {
 
-Report validate_file(const std::string& name) {
+Report validate_file(const std::string& name, Engine engine = Engine::kAnalytic) {
   const std::string path = STEPCAST_SHARED_DIR "/validation/" + name;
-  return run(read_table(name, core::read_file(path), {}));
+  return run(read_table(name, core::read_file(path), {}), engine);
 }
 
 void expect_ratchet(const Report& r, const std::map<std::string, double>& limits) {
@@ -45,6 +45,26 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv");
   EXPECT_EQ(r.overall.rows, 1440);
   EXPECT_LE(r.overall.mape, 0.30);
+}
+
+// The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
+TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
+  const Report r = validate_file("published_runs.csv", Engine::kSimulation);
+  EXPECT_EQ(r.overall.rows, 83);
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.10},
+                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.19},
+                     {"Narayanan2021_SC21_Megatron_Table2", 1.77},
+                     {"Llama3Herd2024_Table4", 0.04},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.395},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.445},
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
+  EXPECT_LE(r.overall.mape, 0.535);
+}
+
+TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
+  const Report r = validate_file("vtrain_single_node_a100.csv", Engine::kSimulation);
+  EXPECT_EQ(r.overall.rows, 1440);
+  EXPECT_LE(r.overall.mape, 0.32);
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+// Scenarios the benchmarks share.
+#pragma once
+
+#include "spec/presets.h"
+#include "spec/scenario.h"
+
+namespace stepcast {
+
+// Llama 3.1 405B on 16,384 H100 with the Llama 3 paper's strategy (Table 4 row 2): TP 8, PP 16
+// interleaved with 2 virtual stages, DP 128 with ZeRO-2, 16M-token batch of 8K sequences.
+inline spec::Scenario llama3_405b() {
+  spec::Scenario s;
+  s.model = spec::model_preset("llama3.1-405b");
+  s.cluster = spec::cluster_preset("llama3-h100-roce");
+  s.gpus = 16384;
+  s.strategy.tp = 8;
+  s.strategy.pp = 16;
+  s.strategy.vp = 2;
+  s.strategy.zero_stage = 2;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = 2048;
+  s.strategy.seq_len = 8192;
+  return spec::complete_and_validate(s);
+}
+
+}  // namespace stepcast

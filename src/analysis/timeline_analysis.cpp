@@ -1,0 +1,173 @@
+#include "analysis/timeline_analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace stepcast::analysis {
+namespace {
+
+using graph::Category;
+using graph::ExecGraph;
+using graph::TaskId;
+
+constexpr TaskId kNone = 0xffffffffu;
+constexpr double kSecondsPerNs = 1e-9;
+// By graph convention (exec_graph.h) stream 0 of a rank runs its kernels.
+constexpr std::uint16_t kComputeStream = 0;
+
+double& field(analytic::Breakdown& b, Category c) {
+  switch (c) {
+    case Category::kCompute: return b.compute_s;
+    case Category::kTensorParallel: return b.tp_comm_s;
+    case Category::kContextParallel: return b.cp_comm_s;
+    case Category::kExpertParallel: return b.ep_comm_s;
+    case Category::kPipeline: return b.pp_comm_s;
+    case Category::kShardedData: return b.fsdp_comm_s;
+    case Category::kDataParallel: return b.dp_comm_s;
+    case Category::kOptimizer: return b.optimizer_s;
+    case Category::kOther: return b.other_s;
+  }
+  return b.other_s;
+}
+
+TaskId last_to_end(const ExecGraph& g, const sim::Timeline& t) {
+  TaskId last = kNone;
+  for (TaskId id = 0; id < g.size(); ++id) {
+    if (last == kNone || t.spans[id].end_ns > t.spans[last].end_ns) last = id;
+  }
+  return last;
+}
+
+// The previous task of each task's (rank, stream), kNone for the first.
+std::vector<TaskId> stream_previous(const ExecGraph& g) {
+  std::vector<TaskId> previous(g.size(), kNone);
+  std::map<std::uint64_t, TaskId> last;
+  for (TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& task = g.task(id);
+    auto [it, inserted] = last.try_emplace(std::uint64_t{task.rank} << 16 | task.stream, id);
+    if (!inserted) {
+      previous[id] = it->second;
+      it->second = id;
+    }
+  }
+  return previous;
+}
+
+// The dependency of `id` that ended last, kNone when it has none.
+TaskId binding_predecessor(const ExecGraph& g, const sim::Timeline& t, TaskId id) {
+  TaskId best = kNone;
+  for (TaskId p : g.predecessors(id)) {
+    if (best == kNone || t.spans[p].end_ns > t.spans[best].end_ns) best = p;
+  }
+  return best;
+}
+
+}  // namespace
+
+analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
+  analytic::Breakdown b;
+  if (g.size() == 0) return b;
+  const TaskId last = last_to_end(g, t);
+  const std::uint32_t rank = g.task(last).rank;
+  std::vector<TaskId> lane;
+  for (TaskId id = 0; id < g.size(); ++id) {
+    if (g.task(id).rank == rank && g.task(id).stream == kComputeStream) lane.push_back(id);
+  }
+  std::sort(lane.begin(), lane.end(),
+            [&](TaskId a, TaskId c) { return std::tie(t.spans[a].start_ns, a) < std::tie(t.spans[c].start_ns, c); });
+  sim::Time cursor = 0;
+  auto wait = [&](sim::Time gap, TaskId cause) {
+    const double seconds = gap * kSecondsPerNs;
+    if (cause == kNone || g.task(cause).category == Category::kCompute) {
+      b.bubble_s += seconds;
+    } else if (g.task(cause).category == Category::kPipeline) {
+      // The transfer itself is communication; waiting for the other stage to produce it is bubble.
+      const double transfer = (t.spans[cause].end_ns - t.spans[cause].start_ns) * kSecondsPerNs;
+      b.pp_comm_s += std::min(seconds, transfer);
+      b.bubble_s += std::max(0.0, seconds - transfer);
+    } else {
+      field(b, g.task(cause).category) += seconds;
+    }
+  };
+  for (TaskId id : lane) {
+    const sim::Span& span = t.spans[id];
+    if (span.start_ns > cursor) wait(span.start_ns - cursor, binding_predecessor(g, t, id));
+    field(b, g.task(id).category) += (span.end_ns - span.start_ns) * kSecondsPerNs;
+    cursor = std::max(cursor, span.end_ns);
+  }
+  if (t.makespan_ns > cursor) wait(t.makespan_ns - cursor, last);
+  return b;
+}
+
+CriticalPath critical_path(const ExecGraph& g, const sim::Timeline& t) {
+  CriticalPath path;
+  if (g.size() == 0) return path;
+  const std::vector<TaskId> previous = stream_previous(g);
+  auto consider = [&](TaskId candidate, TaskId& best) {
+    if (candidate != kNone && (best == kNone || t.spans[candidate].end_ns > t.spans[best].end_ns)) best = candidate;
+  };
+  TaskId current = last_to_end(g, t);
+  path.length_s = t.spans[current].end_ns * kSecondsPerNs;
+  while (current != kNone) {
+    path.tasks.push_back(current);
+    const graph::Task& task = g.task(current);
+    path.seconds[static_cast<std::size_t>(task.category)] +=
+        (t.spans[current].end_ns - t.spans[current].start_ns) * kSecondsPerNs;
+    // A collective starts when its last member is ready: any member's dependencies may bind it.
+    TaskId best = kNone;
+    if (task.collective != graph::kNoCollective) {
+      for (TaskId m : g.collectives()[task.collective].members) {
+        consider(previous[m], best);
+        consider(binding_predecessor(g, t, m), best);
+      }
+    } else {
+      consider(previous[current], best);
+      consider(binding_predecessor(g, t, current), best);
+    }
+    const sim::Time start = t.spans[current].start_ns;
+    path.wait_s += (start - (best == kNone ? 0 : t.spans[best].end_ns)) * kSecondsPerNs;
+    current = best;
+  }
+  std::reverse(path.tasks.begin(), path.tasks.end());
+  return path;
+}
+
+std::vector<StreamUse> stream_use(const ExecGraph& g, const sim::Timeline& t) {
+  std::map<std::uint64_t, double> busy;
+  for (TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& task = g.task(id);
+    busy[std::uint64_t{task.rank} << 16 | task.stream] += (t.spans[id].end_ns - t.spans[id].start_ns) * kSecondsPerNs;
+  }
+  const double makespan = t.makespan_ns * kSecondsPerNs;
+  std::vector<StreamUse> out;
+  for (const auto& [lane, seconds] : busy) {
+    out.push_back({static_cast<std::uint32_t>(lane >> 16), static_cast<std::uint16_t>(lane & 0xffff), seconds,
+                   makespan > 0 ? seconds / makespan : 0});
+  }
+  return out;
+}
+
+std::vector<double> peak_memory(const ExecGraph& g, const sim::Timeline& t) {
+  struct Change {
+    std::uint32_t rank;
+    sim::Time time;
+    double bytes;
+  };
+  std::vector<Change> changes;
+  for (TaskId id = 0; id < g.size(); ++id) {
+    if (g.task(id).memory_delta != 0) changes.push_back({g.task(id).rank, t.spans[id].end_ns, g.task(id).memory_delta});
+  }
+  // At one instant frees come before allocations, as a caching allocator reuses the block.
+  std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+    return std::tie(a.rank, a.time, a.bytes) < std::tie(b.rank, b.time, b.bytes);
+  });
+  std::vector<double> peak(g.ranks(), 0), live(g.ranks(), 0);
+  for (const Change& c : changes) {
+    live[c.rank] += c.bytes;
+    peak[c.rank] = std::max(peak[c.rank], live[c.rank]);
+  }
+  return peak;
+}
+
+}  // namespace stepcast::analysis

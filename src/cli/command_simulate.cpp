@@ -1,0 +1,47 @@
+// stepcast simulate: one scenario through the ExecGraph builder and the discrete-event engine.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "analysis/simulate.h"
+#include "cli/commands.h"
+#include "cli/scenario_options.h"
+#include "core/error.h"
+#include "report/chrome_trace.h"
+#include "report/report.h"
+
+namespace stepcast::cli {
+
+Runner add_simulate(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Simulate one step event by event: the metrics of estimate, the critical path, a timeline");
+  auto options = std::make_shared<ScenarioOptions>();
+  add_scenario_options(*cmd, *options);
+  auto json = std::make_shared<bool>(false);
+  auto trace = std::make_shared<std::string>();
+  cmd->add_flag("--json", *json, "Print a JSON object instead of the table");
+  cmd->add_option("--chrome-trace", *trace, "Write the timeline as Chrome trace events (Perfetto, chrome://tracing)");
+  return [options, json, trace] {
+    const spec::Scenario s = build_scenario(*options);
+    const analysis::Simulation sim = analysis::simulate(s);
+    if (!trace->empty()) {
+      std::ofstream out(*trace, std::ios::binary);
+      if (out) report::write_chrome_trace(sim.graph, sim.timeline, out);
+      if (!out) {
+        throw Error(ErrorKind::kInvalidInput, fmt::format("cannot write the Chrome trace to {}", *trace),
+                    "check that the directory exists and is writable");
+      }
+    }
+    if (*json) {
+      fmt::print("{}\n", report::simulation_json(s, sim).dump(2));
+    } else {
+      fmt::print("{}", report::simulation_text(s, sim));
+      if (!trace->empty()) fmt::print("timeline written to {}\n", *trace);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace stepcast::cli

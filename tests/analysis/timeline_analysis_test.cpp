@@ -1,0 +1,88 @@
+#include "analysis/timeline_analysis.h"
+
+#include <gtest/gtest.h>
+
+namespace stepcast::analysis {
+namespace {
+
+using graph::Category;
+using graph::ExecGraph;
+using graph::Task;
+using graph::TaskId;
+using graph::TaskKind;
+
+TaskId add(ExecGraph& g, std::uint32_t rank, std::uint16_t stream, std::int64_t ns, Category c,
+           TaskKind kind = TaskKind::kCompute, double memory = 0) {
+  Task t;
+  t.kind = kind;
+  t.rank = rank;
+  t.stream = stream;
+  t.duration_ns = ns;
+  t.category = c;
+  t.memory_delta = memory;
+  return g.add_task(t, "t");
+}
+
+// Two stages: stage 0 computes 1000 ns and sends (300 ns) to stage 1, which computes 2000 ns
+// and then waits 500 ns for a gradient bucket on its second stream before the optimizer.
+struct TwoStages {
+  ExecGraph g;
+  TaskId f0, send, recv, f1, bucket, opt;
+  TwoStages() {
+    f0 = add(g, 0, 0, 1000, Category::kCompute, TaskKind::kCompute, 64);
+    send = add(g, 0, 4, 0, Category::kPipeline, TaskKind::kSend);
+    recv = add(g, 1, 5, 0, Category::kPipeline, TaskKind::kRecv);
+    f1 = add(g, 1, 0, 2000, Category::kCompute, TaskKind::kCompute, 100);
+    bucket = add(g, 1, 2, 2500, Category::kDataParallel, TaskKind::kCollective);
+    opt = add(g, 1, 0, 100, Category::kOptimizer, TaskKind::kCompute, -100);
+    g.add_edge(f0, send);
+    g.add_edge(recv, f1);
+    g.add_edge(f1, bucket);
+    g.add_edge(bucket, opt);
+    g.add_collective({send, recv}, 300);
+    g.add_collective({bucket}, 500);
+    g.finalize();
+  }
+};
+
+TEST(TimelineAnalysis, BreakdownSplitsAReceiveWaitIntoBubbleAndTransfer) {
+  TwoStages s;
+  const sim::Timeline t = sim::run(s.g);
+  ASSERT_EQ(t.makespan_ns, 1000 + 300 + 2000 + 500 + 100);
+  const analytic::Breakdown b = breakdown(s.g, t);
+  // Stage 1 ends last: it idles 1000 ns for stage 0 (bubble), 300 ns for the transfer.
+  EXPECT_DOUBLE_EQ(b.bubble_s, 1000e-9);
+  EXPECT_DOUBLE_EQ(b.pp_comm_s, 300e-9);
+  EXPECT_DOUBLE_EQ(b.compute_s, 2000e-9);
+  EXPECT_DOUBLE_EQ(b.dp_comm_s, 500e-9);
+  EXPECT_DOUBLE_EQ(b.optimizer_s, 100e-9);
+}
+
+TEST(TimelineAnalysis, CriticalPathFollowsTheDependencyThatReleasedEachTask) {
+  TwoStages s;
+  const CriticalPath p = critical_path(s.g, sim::run(s.g));
+  EXPECT_EQ(p.tasks, (std::vector<TaskId>{s.f0, s.recv, s.f1, s.bucket, s.opt}));
+  EXPECT_DOUBLE_EQ(p.length_s, 3900e-9);
+  EXPECT_DOUBLE_EQ(p.wait_s, 0);
+  EXPECT_DOUBLE_EQ(p.seconds[static_cast<int>(Category::kCompute)], 3000e-9);
+  EXPECT_DOUBLE_EQ(p.seconds[static_cast<int>(Category::kPipeline)], 300e-9);
+}
+
+TEST(TimelineAnalysis, StreamUseIsBusyTimeOverTheMakespan) {
+  TwoStages s;
+  const std::vector<StreamUse> use = stream_use(s.g, sim::run(s.g));
+  ASSERT_EQ(use.size(), 5u);  // (0,0) (0,4) (1,0) (1,2) (1,5)
+  EXPECT_EQ(use[0].rank, 0u);
+  EXPECT_EQ(use[0].stream, 0);
+  EXPECT_DOUBLE_EQ(use[0].utilisation, 1000.0 / 3900);
+  EXPECT_DOUBLE_EQ(use[2].busy_s, 2100e-9);
+}
+
+TEST(TimelineAnalysis, PeakMemoryIsTheHighestLiveSumPerRank) {
+  TwoStages s;
+  const std::vector<double> peak = peak_memory(s.g, sim::run(s.g));
+  EXPECT_EQ(peak, (std::vector<double>{64, 100}));
+}
+
+}  // namespace
+}  // namespace stepcast::analysis

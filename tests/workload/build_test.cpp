@@ -1,0 +1,126 @@
+#include "workload/build.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/simulate.h"
+#include "analytic/estimate.h"
+#include "spec/presets.h"
+#include "workload/memory.h"
+
+namespace stepcast::workload {
+namespace {
+
+struct Shape {
+  int gpus = 8, tp = 8, pp = 1, vp = 1, cp = 1, zero = 0, micro_batch = 1, global_batch = 16, seq = 4096;
+  spec::Recompute recompute = spec::Recompute::kNone;
+  spec::Schedule schedule = spec::Schedule::k1F1B;
+  bool sp = false;
+  bool dp_overlap = true;
+};
+
+spec::Scenario scenario(const char* model, const char* cluster, const Shape& x) {
+  spec::Scenario s;
+  s.model = spec::model_preset(model);
+  s.cluster = spec::cluster_preset(cluster);
+  s.gpus = x.gpus;
+  spec::Strategy& st = s.strategy;
+  st.tp = x.tp;
+  st.pp = x.pp;
+  st.vp = x.vp;
+  st.cp = x.cp;
+  st.zero_stage = x.zero;
+  st.micro_batch = x.micro_batch;
+  st.global_batch = x.global_batch;
+  st.seq_len = x.seq;
+  st.recompute = x.recompute;
+  st.schedule = x.schedule;
+  st.sequence_parallel = x.sp;
+  st.overlap_dp_comm = x.dp_overlap;
+  return spec::complete_and_validate(s);
+}
+
+double simulated(const spec::Scenario& s) { return analysis::simulate_metrics(s).step_time_s; }
+
+TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
+  // One stage and gradients reduced after the backward: nothing overlaps but the CP ring beside
+  // attention, which both engines hide the same way, so they must agree (issue 3: within 3%).
+  // Bucketed DP and ZeRO-3 prefetch overlap differently by design and are left out.
+  const Shape shapes[] = {
+      {.gpus = 8, .tp = 8},
+      {.gpus = 8, .tp = 8, .sp = true},
+      {.gpus = 64, .tp = 8, .zero = 1, .global_batch = 64, .dp_overlap = false},
+      {.gpus = 64, .tp = 8, .zero = 2, .global_batch = 64, .recompute = spec::Recompute::kFull, .dp_overlap = false},
+      {.gpus = 64, .tp = 4, .global_batch = 64, .recompute = spec::Recompute::kSelective, .dp_overlap = false},
+      {.gpus = 16, .tp = 8, .cp = 2, .global_batch = 16, .seq = 16384, .sp = true},
+  };
+  for (const Shape& x : shapes) {
+    const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::dump(s);
+  }
+}
+
+TEST(Build, SimulationAgreesWithEstimateOnABalancedPipeline) {
+  // Llama 2 70B has 80 layers: 20 per stage, so the head and embedding barely unbalance the
+  // stages and the closed-form (m + p - 1) slots hold.
+  for (spec::Schedule schedule : {spec::Schedule::kGpipe, spec::Schedule::k1F1B}) {
+    Shape x{.gpus = 32, .tp = 8, .pp = 4, .global_batch = 32};
+    x.schedule = schedule;
+    const spec::Scenario s = scenario("llama2-70b", "dgx-h100", x);
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::name(schedule);
+  }
+}
+
+TEST(Build, ZeroBubbleIsFasterThanOneFOneB) {
+  Shape x{.gpus = 32, .tp = 8, .pp = 4, .global_batch = 16};
+  const double one_f_one_b = simulated(scenario("llama2-70b", "dgx-h100", x));
+  x.schedule = spec::Schedule::kZeroBubbleH1;
+  EXPECT_LT(simulated(scenario("llama2-70b", "dgx-h100", x)), 0.97 * one_f_one_b);
+}
+
+TEST(Build, GraphSizeDoesNotGrowWithDataParallelism) {
+  const graph::ExecGraph small = build(scenario("llama2-70b", "dgx-h100", {.gpus = 64, .tp = 8, .pp = 4, .global_batch = 32}));
+  const graph::ExecGraph large = build(scenario("llama2-70b", "dgx-h100", {.gpus = 4096, .tp = 8, .pp = 4, .global_batch = 2048}));
+  EXPECT_EQ(small.ranks(), 4u);
+  EXPECT_EQ(large.ranks(), 4u);
+  EXPECT_EQ(small.size(), large.size());
+}
+
+TEST(Build, OneFOneBKeepsStagesMicroBatchesOfActivationsOnTheFirstStage) {
+  const int p = 4;
+  const spec::Scenario s = scenario("llama2-70b", "dgx-h100", {.gpus = 32, .tp = 8, .pp = p, .global_batch = 32});
+  const analysis::Simulation sim = analysis::simulate(s);
+  const std::vector<double> peak = analysis::peak_memory(sim.graph, sim.timeline);
+  const double per_micro_batch = layer_activation_bytes(s, spec::Recompute::kNone) * 80 / p;
+  EXPECT_NEAR(peak[0], p * per_micro_batch, 1e-6 * peak[0]);
+  EXPECT_NEAR(peak[p - 1], per_micro_batch, 1e-6 * peak[0]);
+  EXPECT_NEAR(sim.metrics.memory.activations_bytes, analytic::estimate(s).memory.activations_bytes,
+              1e-6 * peak[0]);
+}
+
+TEST(Build, BreakdownAddsUpToTheSimulatedStep) {
+  Shape x{.gpus = 64, .tp = 8, .pp = 4, .vp = 5, .global_batch = 32};
+  x.schedule = spec::Schedule::kInterleaved;
+  const analysis::Simulation sim = analysis::simulate(scenario("llama2-70b", "dgx-h100", x));
+  const analytic::Breakdown& b = sim.metrics.breakdown;
+  const double sum = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.fsdp_comm_s +
+                     b.bubble_s + b.dp_comm_s + b.optimizer_s + b.other_s;
+  EXPECT_NEAR(sum, sim.metrics.step_time_s, 1e-6);
+  EXPECT_GT(b.bubble_s, 0);
+  EXPECT_GT(b.dp_comm_s, 0);
+  EXPECT_NEAR(sim.critical_path.length_s, sim.metrics.step_time_s, 1e-9);
+}
+
+TEST(Build, SpareLayersGoToTheMiddleChunks) {
+  // Llama 3 405B: 126 layers on 32 model chunks; the first and last carry the embedding and head.
+  const std::vector<int> layers = chunk_layers(126, 32);
+  EXPECT_EQ(layers.front(), 3);
+  EXPECT_EQ(layers.back(), 3);
+  for (std::size_t j = 1; j + 1 < layers.size(); ++j) EXPECT_EQ(layers[j], 4);
+  EXPECT_EQ(chunk_layers(5, 1), std::vector<int>{5});
+  EXPECT_EQ(chunk_layers(5, 2), (std::vector<int>{3, 2}));
+}
+
+}  // namespace
+}  // namespace stepcast::workload

@@ -1,0 +1,124 @@
+#include "workload/pipeline_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "graph/exec_graph.h"
+#include "sim/engine.h"
+#include "spec/scenario.h"
+
+namespace stepcast::workload {
+namespace {
+
+using spec::Schedule;
+
+std::string text(const std::vector<Slot>& order) {
+  std::string out;
+  for (const Slot& s : order) {
+    if (!out.empty()) out += ' ';
+    out += s.pass == Pass::kForward ? 'F' : s.pass == Pass::kBackward ? 'B' : 'W';
+    out += std::to_string(s.micro_batch);
+    if (s.chunk > 0) {
+      out += '.';
+      out += std::to_string(s.chunk);
+    }
+  }
+  return out;
+}
+
+TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternatesThenDrains) {
+  EXPECT_EQ(text(stage_order(Schedule::k1F1B, 4, 1, 8, 0)),
+            "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7");
+  EXPECT_EQ(text(stage_order(Schedule::k1F1B, 4, 1, 8, 3)),
+            "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
+}
+
+TEST(PipelineSchedule, GpipeRunsEveryForwardBeforeAnyBackward) {
+  EXPECT_EQ(text(stage_order(Schedule::kGpipe, 2, 1, 3, 1)), "F0 F1 F2 B2 B1 B0");
+}
+
+TEST(PipelineSchedule, ZeroBubbleDefersWeightGradientsByTheStageIndex) {
+  EXPECT_EQ(text(stage_order(Schedule::kZeroBubbleH1, 2, 1, 2, 0)), "F0 F1 B0 W0 B1 W1");
+  EXPECT_EQ(text(stage_order(Schedule::kZeroBubbleH1, 2, 1, 2, 1)), "F0 B0 F1 B1 W0 W1");
+}
+
+TEST(PipelineSchedule, InterleavedWalksGroupsOfStagesThroughEveryChunk) {
+  // Megatron-LM: warm-up (p - s - 1) * 2 + (v - 1) * p = 2 + 2 forwards on stage 0 of 2.
+  EXPECT_EQ(text(stage_order(Schedule::kInterleaved, 2, 2, 4, 0)),
+            "F0 F1 F0.1 F1.1 F2 B0.1 F3 B1.1 F2.1 B0 F3.1 B1 B2.1 B3.1 B2 B3");
+}
+
+TEST(PipelineSchedule, EveryScheduleRunsEachPassOfEachMicroBatchOnce) {
+  for (const auto& [schedule, chunks] : {std::pair{Schedule::kGpipe, 1}, {Schedule::k1F1B, 1},
+                                         {Schedule::kInterleaved, 3}, {Schedule::kZeroBubbleH1, 1}}) {
+    for (int m : {1, 3, 8, 13}) {
+      for (int stage = 0; stage < 4; ++stage) {
+        std::map<std::tuple<int, int, int>, int> seen;
+        for (const Slot& s : stage_order(schedule, 4, chunks, m, stage)) {
+          ++seen[{static_cast<int>(s.pass), s.chunk, s.micro_batch}];
+        }
+        const int passes = schedule == Schedule::kZeroBubbleH1 ? 3 : 2;
+        EXPECT_EQ(seen.size(), static_cast<std::size_t>(passes * chunks * m)) << spec::name(schedule) << " m " << m;
+        for (const auto& [key, count] : seen) EXPECT_EQ(count, 1);
+      }
+    }
+  }
+}
+
+// A pipeline of p stages with uniform pass times and free transfers, simulated: each stage's
+// passes in schedule order on one stream; a forward waits for the same micro-batch's forward on
+// the model chunk before, a backward for the backward on the chunk after, and a W for its B.
+sim::Time simulate(Schedule schedule, int p, int v, int m, sim::Time f, sim::Time b, sim::Time w) {
+  graph::ExecGraph g;
+  std::map<std::tuple<int, int, int>, graph::TaskId> done;  // (pass, model chunk, mb) -> task
+  std::vector<std::tuple<graph::TaskId, int, int, int>> waits;
+  for (int stage = 0; stage < p; ++stage) {
+    for (const Slot& s : stage_order(schedule, p, v, m, stage)) {
+      const int chunk = s.chunk * p + stage;
+      const sim::Time d = s.pass == Pass::kForward ? f / v : s.pass == Pass::kBackward ? b / v : w / v;
+      graph::Task t;
+      t.rank = static_cast<std::uint32_t>(stage);
+      t.duration_ns = d;
+      const graph::TaskId id = g.add_task(t, "pass");
+      done[{static_cast<int>(s.pass), chunk, s.micro_batch}] = id;
+      if (s.pass == Pass::kForward && chunk > 0) waits.emplace_back(id, 0, chunk - 1, s.micro_batch);
+      if (s.pass == Pass::kBackward && chunk < p * v - 1) waits.emplace_back(id, 1, chunk + 1, s.micro_batch);
+      if (s.pass == Pass::kBackward && chunk == p * v - 1) waits.emplace_back(id, 0, chunk, s.micro_batch);
+      if (s.pass == Pass::kWeightGradient) waits.emplace_back(id, 1, chunk, s.micro_batch);
+    }
+  }
+  for (const auto& [id, pass, chunk, mb] : waits) g.add_edge(done.at({pass, chunk, mb}), id);
+  g.finalize();
+  return sim::run(g).makespan_ns;
+}
+
+TEST(PipelineSchedule, GpipeAndOneFOneBTakeMicroBatchesPlusStagesMinusOneSlots) {
+  // Fill and drain leave p - 1 slots of one micro-batch's F + B idle (Huang 2019; Narayanan
+  // 2021 §2.2.1): T = (m + p - 1)(F + B).
+  const int p = 4, m = 8;
+  const sim::Time f = 1000, b = 2000;
+  EXPECT_EQ(simulate(Schedule::kGpipe, p, 1, m, f, b, 0), (m + p - 1) * (f + b));
+  EXPECT_EQ(simulate(Schedule::k1F1B, p, 1, m, f, b, 0), (m + p - 1) * (f + b));
+}
+
+TEST(PipelineSchedule, InterleavingDividesTheBubbleByTheVirtualStages) {
+  // Each chunk runs F/v and B/v; the bubble shrinks to (p - 1)(F + B)/v (Narayanan 2021
+  // §2.2.2): T = m(F + B) + (p - 1)(F + B)/v, for m a multiple of p.
+  const int p = 4, v = 2, m = 8;
+  const sim::Time f = 1000, b = 2000;
+  EXPECT_EQ(simulate(Schedule::kInterleaved, p, v, m, f, b, 0), m * (f + b) + (p - 1) * (f + b) / v);
+}
+
+TEST(PipelineSchedule, ZeroBubbleH1LeavesStagesMinusOneTimesForwardPlusBackwardMinusWeight) {
+  // Qi et al. 2024 §3.1: with B the input gradient and W the weight gradient,
+  // T = m(F + B + W) + (p - 1)(F + B - W).
+  const int p = 4, m = 8;
+  const sim::Time f = 1000, b = 1000, w = 1000;
+  EXPECT_EQ(simulate(Schedule::kZeroBubbleH1, p, 1, m, f, b, w), m * (f + b + w) + (p - 1) * (f + b - w));
+}
+
+}  // namespace
+}  // namespace stepcast::workload
