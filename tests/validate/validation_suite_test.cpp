@@ -51,14 +51,14 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
 TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 83);
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.10},
-                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.19},
-                     {"Narayanan2021_SC21_Megatron_Table2", 1.77},
-                     {"Llama3Herd2024_Table4", 0.04},
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.395},
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.08},
+                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.185},
+                     {"Narayanan2021_SC21_Megatron_Table2", 1.765},
+                     {"Llama3Herd2024_Table4", 0.065},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.39},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.445},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.535);
+  EXPECT_LE(r.overall.mape, 0.53);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
