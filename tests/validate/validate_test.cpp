@@ -58,6 +58,20 @@ TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
   EXPECT_EQ(r.overall.predicted, 0);
 }
 
+TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
+  // The header of published_runs.csv and its GPT-3 ZeRO-3 row (line 19), recompute cell empty.
+  const std::string text =
+      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
+      "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
+      "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n"
+      "Narayanan2021_SC21_Megatron_Table2,\"GPT-3 174.6B (ZeRO-3, no MP)\",174.6,96,12288,49152,96,96,"
+      "51200,2048,A100-SXM4-80GB,dgx-a100-80g,384,1,1,384,,,,1536,4,,,144,,,,yes,\n";
+  const std::vector<Case> cases = read_table("p.csv", text, {});
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].scenario.strategy.recompute, spec::Recompute::kFull);
+  EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
+}
+
 TEST(Run, SummarisesAbsoluteErrorsPerSource) {
   const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
                            "4,16,4,2048,16,24,1024,1,2,2,410.5\n";
