@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numeric>
@@ -233,7 +232,8 @@ class StepBuilder {
   void layer_pass(int layer, int mb, Mode mode) {
     const bool fsdp = st_.zero_stage >= 3 && st_.dp * st_.cp > 1;
     if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward)) {
-      // Gathered one layer ahead: the gather may start once the previous layer's first kernel ran.
+      // Prefetched one layer ahead: the gather may start once the layer before the previous one
+      // has finished, so at most two gathered layers are resident (workload/memory.h).
       const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
                                 fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
       if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/exec_graph.h"
 #include "spec/scenario.h"
