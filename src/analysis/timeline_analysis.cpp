@@ -148,25 +148,33 @@ std::vector<StreamUse> stream_use(const ExecGraph& g, const sim::Timeline& t) {
   return out;
 }
 
-std::vector<double> peak_memory(const ExecGraph& g, const sim::Timeline& t) {
-  struct Change {
-    std::uint32_t rank;
-    sim::Time time;
-    double bytes;
-  };
-  std::vector<Change> changes;
+std::vector<MemorySample> memory_over_time(const ExecGraph& g, const sim::Timeline& t) {
+  std::vector<MemorySample> changes;
   for (TaskId id = 0; id < g.size(); ++id) {
     if (g.task(id).memory_delta != 0) changes.push_back({g.task(id).rank, t.spans[id].end_ns, g.task(id).memory_delta});
   }
-  // At one instant frees come before allocations, as a caching allocator reuses the block.
-  std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
-    return std::tie(a.rank, a.time, a.bytes) < std::tie(b.rank, b.time, b.bytes);
+  std::sort(changes.begin(), changes.end(), [](const MemorySample& a, const MemorySample& b) {
+    return std::tie(a.rank, a.time_ns) < std::tie(b.rank, b.time_ns);
   });
-  std::vector<double> peak(g.ranks(), 0), live(g.ranks(), 0);
-  for (const Change& c : changes) {
-    live[c.rank] += c.bytes;
-    peak[c.rank] = std::max(peak[c.rank], live[c.rank]);
+  // Changes at one instant merge into one sample: a free and an allocation that coincide reuse
+  // the block (as a caching allocator does) rather than stacking.
+  std::vector<MemorySample> samples;
+  double live = 0;
+  for (const MemorySample& c : changes) {
+    if (samples.empty() || samples.back().rank != c.rank) live = 0;
+    live += c.bytes;
+    if (!samples.empty() && samples.back().rank == c.rank && samples.back().time_ns == c.time_ns) {
+      samples.back().bytes = live;
+    } else {
+      samples.push_back({c.rank, c.time_ns, live});
+    }
   }
+  return samples;
+}
+
+std::vector<double> peak_memory(const ExecGraph& g, const sim::Timeline& t) {
+  std::vector<double> peak(g.ranks(), 0);
+  for (const MemorySample& s : memory_over_time(g, t)) peak[s.rank] = std::max(peak[s.rank], s.bytes);
   return peak;
 }
 

@@ -45,7 +45,17 @@ struct StreamUse {
 /// One entry per (rank, stream) that holds a task, sorted by rank then stream.
 std::vector<StreamUse> stream_use(const graph::ExecGraph& g, const sim::Timeline& t);
 
-/// Highest sum of Task::memory_delta live on each rank at any instant (bytes), by rank.
+struct MemorySample {
+  std::uint32_t rank = 0;
+  sim::Time time_ns = 0;
+  double bytes = 0;  // sum of Task::memory_delta of the rank's tasks ended by time_ns
+};
+
+/// One sample per (rank, instant) at which some task with a memory_delta ends, sorted by rank
+/// then time: the live memory of each rank over the step.
+std::vector<MemorySample> memory_over_time(const graph::ExecGraph& g, const sim::Timeline& t);
+
+/// Highest live memory of each rank at any instant (bytes), by rank.
 std::vector<double> peak_memory(const graph::ExecGraph& g, const sim::Timeline& t);
 
 }  // namespace stepcast::analysis

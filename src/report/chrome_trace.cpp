@@ -230,7 +230,8 @@ void write_flow_end(JsonWriter& w, char ph, std::uint64_t flow_id, const Task& t
 
 }  // namespace
 
-void write_chrome_trace(const graph::ExecGraph& g, const sim::Timeline& t, std::ostream& out) {
+void write_chrome_trace(const graph::ExecGraph& g, const sim::Timeline& t, std::ostream& out,
+                        std::span<const analysis::MemorySample> memory) {
   if (t.spans.size() != g.size()) {
     std::string message = "cannot write a Chrome trace: the timeline has ";
     message.append(std::to_string(t.spans.size()));
@@ -246,6 +247,16 @@ void write_chrome_trace(const graph::ExecGraph& g, const sim::Timeline& t, std::
   EventList events(w);
   write_metadata(g, events);
   for (TaskId id = 0; id < g.size(); ++id) write_task(g, t, id, events);
+  for (const analysis::MemorySample& sample : memory) {
+    JsonWriter& e = events.next();
+    e.raw(R"({"ph":"C","name":"live memory","pid":)");
+    e.integer(sample.rank);
+    e.raw(",\"ts\":");
+    e.micros(sample.time_ns);
+    e.raw(R"(,"args":{"GiB":)");
+    e.number(sample.bytes / (1024.0 * 1024 * 1024));
+    e.raw("}}");
+  }
 
   std::uint64_t flow_id = 0;
   for (TaskId from = 0; from < g.size(); ++from) {

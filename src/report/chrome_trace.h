@@ -14,6 +14,8 @@
 //    (compute, collective, send, recv, memcpy, host, wait), "ts"/"dur" in microseconds written
 //    exactly as ns/1000 with 3 decimals, "args": {"task": id, and "layer", "micro_batch" when
 //    >= 0, "bytes", "flops" when finite and > 0, "collective": index when in one};
+//  - with `memory` given, one counter event ("ph":"C", "name":"live memory", "args":{"GiB":x})
+//    per sample on its rank's pid, which Perfetto draws as a memory track per rank;
 //  - one flow pair per graph edge whose ends sit on different (rank, stream): "ph":"s" at the
 //    source's end on the source's pid/tid and "ph":"f" at the destination's start on its pid/tid,
 //    both "bp":"e", "cat":"dependency", "name":"dep", and an "id" unique to the edge. Edges within
@@ -25,7 +27,9 @@
 #pragma once
 
 #include <ostream>
+#include <span>
 
+#include "analysis/timeline_analysis.h"
 #include "graph/exec_graph.h"
 #include "sim/engine.h"
 
@@ -34,6 +38,7 @@ namespace stepcast::report {
 /// Writes `g` as simulated in `t` to `out` (format above). REQUIRES: g.finalize() was called.
 /// Throws Error(kInvalidInput) when t.spans does not hold one span per task, and Error(kIo) when
 /// `out` fails while writing.
-void write_chrome_trace(const graph::ExecGraph& g, const sim::Timeline& t, std::ostream& out);
+void write_chrome_trace(const graph::ExecGraph& g, const sim::Timeline& t, std::ostream& out,
+                        std::span<const analysis::MemorySample> memory = {});
 
 }  // namespace stepcast::report

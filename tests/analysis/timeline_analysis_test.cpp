@@ -78,6 +78,31 @@ TEST(TimelineAnalysis, StreamUseIsBusyTimeOverTheMakespan) {
   EXPECT_DOUBLE_EQ(use[2].busy_s, 2100e-9);
 }
 
+TEST(TimelineAnalysis, MemoryOverTimeSamplesEachRankWhereItChanges) {
+  TwoStages s;
+  const std::vector<MemorySample> m = memory_over_time(s.g, sim::run(s.g));
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].rank, 0u);
+  EXPECT_EQ(m[0].time_ns, 1000);
+  EXPECT_EQ(m[0].bytes, 64);
+  EXPECT_EQ(m[1].time_ns, 3300);
+  EXPECT_EQ(m[1].bytes, 100);
+  EXPECT_EQ(m[2].time_ns, 3900);
+  EXPECT_EQ(m[2].bytes, 0);
+}
+
+TEST(TimelineAnalysis, MemoryChangesAtOneInstantMergeIntoOneSample) {
+  ExecGraph g;
+  add(g, 0, 0, 100, Category::kCompute, TaskKind::kCompute, 50);
+  add(g, 0, 1, 100, Category::kCompute, TaskKind::kCompute, -50);
+  add(g, 0, 2, 100, Category::kCompute, TaskKind::kCompute, 30);
+  g.finalize();
+  const std::vector<MemorySample> m = memory_over_time(g, sim::run(g));
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].bytes, 30);
+  EXPECT_EQ(peak_memory(g, sim::run(g)), std::vector<double>{30});
+}
+
 TEST(TimelineAnalysis, PeakMemoryIsTheHighestLiveSumPerRank) {
   TwoStages s;
   const std::vector<double> peak = peak_memory(s.g, sim::run(s.g));

@@ -228,6 +228,20 @@ TEST(ChromeTrace, EscapesControlCharacters) {
   EXPECT_EQ(events_with_ph(trace, "X").at(0).at("name").get<std::string>(), name);
 }
 
+TEST(ChromeTrace, WritesMemorySamplesAsCounterEventsInGiB) {
+  SmallStep s;
+  const std::vector<analysis::MemorySample> memory = {{0, 1500, 1024.0 * 1024 * 1024}, {1, 2500, 0}};
+  std::ostringstream out;
+  write_chrome_trace(s.g, s.t, out, memory);
+  const std::vector<json> counters = events_with_ph(json::parse(out.str()), "C");
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_EQ(counters[0].at("name"), "live memory");
+  EXPECT_EQ(counters[0].at("pid"), 0);
+  EXPECT_DOUBLE_EQ(counters[0].at("ts").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(counters[0].at("args").at("GiB").get<double>(), 1.0);
+  EXPECT_EQ(counters[1].at("pid"), 1);
+}
+
 TEST(ChromeTrace, WritesEmptyGraphAsEmptyEventList) {
   ExecGraph g;
   g.finalize();
