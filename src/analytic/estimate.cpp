@@ -44,9 +44,16 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
     t.fwd += o.fwd;
     t.bwd += o.bwd();
     t.wgrad += o.bwd_weight;
-    if (workload::is_recomputed(op, s.strategy.recompute)) t.recompute += o.fwd;
+    t.recompute += o.fwd * workload::recompute_share(op, s.strategy.recompute);
   }
+  // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
+  t.recompute *= workload::recomputed_layer_fraction(s.strategy);
   return t;
+}
+
+// Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
+double full_recompute_fraction(const spec::Strategy& st) {
+  return st.recompute == Recompute::kFull ? workload::recomputed_layer_fraction(st) : 0;
 }
 
 // Per-layer communication and how much of it the kernels hide, for one micro-batch.
@@ -63,8 +70,7 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
                               ? workload::tp_collective_s(s, CollectiveKind::kAllGather) +
                                     workload::tp_collective_s(s, CollectiveKind::kReduceScatter)
                               : workload::tp_collective_s(s, CollectiveKind::kAllReduce));
-  const double recompute_share = st.recompute == Recompute::kFull ? one : 0;
-  LayerComm c{one, one + recompute_share};
+  LayerComm c{one, one + full_recompute_fraction(st) * one};
   if (st.overlap_tp_comm) {  // async TP decomposes the GEMMs and hides the collectives behind them
     c.fwd = std::max(0.0, c.fwd - k.gemm_fwd);
     c.bwd = std::max(0.0, c.bwd - k.gemm_bwd);
@@ -86,7 +92,7 @@ LayerComm ep_comm(const spec::Scenario& s) {
   if (st.ep <= 1) return {};
   // Dispatch and combine all-to-all per pass, each moving every routed token's hidden vector.
   const double one = 2 * workload::ep_all_to_all_s(s);
-  return {one, one + (st.recompute == Recompute::kFull ? one : 0)};
+  return {one, one + full_recompute_fraction(st) * one};
 }
 
 }  // namespace
@@ -192,8 +198,22 @@ void set_rates(const spec::Scenario& s, Estimate& out) {
   // attention term (selective).
   const double attention_flops = 12.0 * m.layers * m.heads * m.effective_head_dim() * st.seq_len * tokens;
   const double layer_flops = model_flops - 6.0 * m.vocab * m.hidden * tokens;
-  const double recompute_flops = st.recompute == Recompute::kFull ? layer_flops / 3
-                                 : st.recompute == Recompute::kSelective ? attention_flops / 3 : 0;
+  double recompute_flops = 0;
+  switch (st.recompute) {
+    case Recompute::kNone: break;
+    case Recompute::kFull: recompute_flops = layer_flops / 3 * full_recompute_fraction(st); break;
+    case Recompute::kSelective: recompute_flops = attention_flops / 3; break;
+    case Recompute::kOp: {
+      // The recomputed GEMM shares of a dense layer for one micro-batch on one GPU, times the
+      // GPUs that split it (tp x cp), the micro-batches of the step and the layers.
+      double per_layer = 0;
+      for (const workload::Op& op : workload::layer_ops(s, false)) {
+        if (op.kind == OpKind::kGemm) per_layer += op.flops * workload::recompute_share(op, st.recompute);
+      }
+      recompute_flops = per_layer * st.tp * st.cp * (static_cast<double>(st.global_batch) / st.micro_batch) * m.layers;
+      break;
+    }
+  }
   const double denominator = out.step_time_s * s.gpus;
   const double peak = s.cluster.gpu.peak_bf16_flops;
   out.tflops_per_gpu = model_flops / denominator / 1e12;

@@ -25,7 +25,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)");
   cmd.add_option("--seq", st.seq_len, "Tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
   cmd.add_option("--recompute", o.recompute, "Activation recomputation")
-      ->check(CLI::IsMember({"none", "selective", "full"}))->capture_default_str();
+      ->check(CLI::IsMember({"none", "selective", "full", "op"}))->capture_default_str();
+  cmd.add_option("--recompute-every", st.recompute_interval,
+                 "With --recompute full: recompute every k-th layer only")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->check(CLI::Range(0, 3))->capture_default_str();
   cmd.add_flag("--sp", st.sequence_parallel, "Megatron sequence parallelism");
   cmd.add_option("--dtype", o.dtype, "Matmul precision")->check(CLI::IsMember({"bf16", "fp8"}))->capture_default_str();
@@ -87,8 +90,10 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   s.strategy = o.strategy;
   spec::Strategy& st = s.strategy;
   st.placement = parse_placement(o.placement);
-  st.recompute = o.recompute == "full" ? spec::Recompute::kFull
-                 : o.recompute == "selective" ? spec::Recompute::kSelective : spec::Recompute::kNone;
+  st.recompute = o.recompute == "full"        ? spec::Recompute::kFull
+                 : o.recompute == "selective" ? spec::Recompute::kSelective
+                 : o.recompute == "op"        ? spec::Recompute::kOp
+                                              : spec::Recompute::kNone;
   st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;
   st.grad_reduce_dtype = o.grad_dtype == "fp32" ? spec::Dtype::kFp32 : spec::Dtype::kBf16;
   st.attention = o.attention == "unfused" ? spec::AttentionKernel::kUnfused : spec::AttentionKernel::kFlash;

@@ -26,7 +26,7 @@ const char* name(Schedule k) {
   return kNames[static_cast<int>(k)];
 }
 const char* name(Recompute k) {
-  constexpr const char* kNames[] = {"none", "selective", "full"};
+  constexpr const char* kNames[] = {"none", "selective", "full", "op"};
   return kNames[static_cast<int>(k)];
 }
 const char* name(Dtype k) {
@@ -102,6 +102,7 @@ class Checker {
     at_least_one("cp", st_.cp);
     at_least_one("ep", st_.ep);
     at_least_one("micro batch", st_.micro_batch);
+    at_least_one("recompute interval", st_.recompute_interval);
     if (st_.dp < 0) {
       problem("dp is " + str(st_.dp) + "; it must be at least 1, or 0 to derive it from --gpus");
       degrees_ok_ = false;
@@ -367,6 +368,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.global_batch", st.global_batch);
   d.field("strategy.seq_len", st.seq_len);
   d.field("strategy.recompute", name(st.recompute));
+  d.field("strategy.recompute_interval", st.recompute_interval);
   d.field("strategy.dtype", name(st.dtype));
   d.field("strategy.grad_reduce_dtype", name(st.grad_reduce_dtype));
   d.field("strategy.attention", name(st.attention));

@@ -11,7 +11,11 @@ namespace stepcast::spec {
 /// (Qi et al. 2024), which splits backward into input and weight gradients and defers the latter
 /// into the drain.
 enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };
-enum class Recompute { kNone, kSelective, kFull };
+/// Activation recomputation: none; selective (Megatron, Korthikanti et al. 2022 §5: core
+/// attention); full (every op of a recomputed layer; see Strategy::recompute_interval); op
+/// (torchtitan's op-level selective checkpointing: the outputs of matmuls and attention are saved
+/// except every second matmul of a block, everything else is recomputed).
+enum class Recompute { kNone, kSelective, kFull, kOp };
 enum class Dtype { kFp32, kBf16, kFp16, kFp8 };
 /// The attention kernel the framework runs: fused FlashAttention (2022+) or the unfused
 /// matmul-softmax-matmul of earlier Megatron releases, which writes the s x s score matrix to HBM.
@@ -33,6 +37,8 @@ struct Strategy {
   int global_batch = 0;           // sequences per optimizer step
   int seq_len = 0;                // tokens per sequence
   Recompute recompute = Recompute::kNone;
+  int recompute_interval = 1;     // kFull recomputes every k-th layer (torchtitan's layer-level
+                                  // selective checkpointing is kFull with k = 2)
   Dtype dtype = Dtype::kBf16;             // matmul precision
   Dtype grad_reduce_dtype = Dtype::kBf16;  // precision of the data-parallel gradient reduction
   AttentionKernel attention = AttentionKernel::kFlash;

@@ -104,6 +104,7 @@ struct Software {
   Dtype grad_reduce = Dtype::kBf16;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
   Recompute unstated_recompute = Recompute::kNone;  // when the row's recompute cell is empty
+  Recompute selective = Recompute::kSelective;       // what a plain "selective" cell means
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
 };
 
@@ -134,18 +135,37 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.zero_stage = pp > 1 ? 2 : 3;
     sw.grad_reduce = Dtype::kFp32;
     sw.micro_batches_equal_pp = true;
+    // torchtitan's "selective" is its op-level policy unless the row says otherwise: its Llama
+    // configs set selective_ac_option = 'op' (train_configs/llama3_8b.toml).
+    sw.selective = Recompute::kOp;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
   }
   return sw;
 }
 
-Recompute parse_recompute(const std::string& cell, const RowReader& r) {
-  if (cell.empty() || cell == "none") return Recompute::kNone;
-  if (cell == "full") return Recompute::kFull;
-  if (cell.rfind("selective", 0) == 0) return Recompute::kSelective;
-  r.fail("recompute", "unknown recompute \"" + cell + "\"",
-         "valid: none, selective, full (or empty for none)");
+// The recompute cell: none, full, selective (the source's own meaning), "selective (op)"
+// (torchtitan's op-level policy) or "selective (layer)" (torchtitan's layer-level policy, full
+// checkpointing of every second layer, as its configs set selective_ac_option = '2').
+void parse_recompute(const std::string& cell, const Software& sw, const RowReader& r, spec::Strategy& st) {
+  st.recompute_interval = 1;
+  if (cell.empty()) {
+    st.recompute = sw.unstated_recompute;
+  } else if (cell == "none") {
+    st.recompute = Recompute::kNone;
+  } else if (cell == "full") {
+    st.recompute = Recompute::kFull;
+  } else if (cell == "selective") {
+    st.recompute = sw.selective;
+  } else if (cell == "selective (op)") {
+    st.recompute = Recompute::kOp;
+  } else if (cell == "selective (layer)") {
+    st.recompute = Recompute::kFull;
+    st.recompute_interval = 2;
+  } else {
+    r.fail("recompute", "unknown recompute \"" + cell + "\"",
+           "valid: none, selective, selective (op), selective (layer), full (or empty: the source's default)");
+  }
 }
 
 // Smallest interleaving the layer count allows: the least divisor > 1 of the layers of the
@@ -244,7 +264,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.seq_len = r.integer("seq_len").value_or(8192);
   s.model.max_seq = st.seq_len;
   st.global_batch = r.required("global_batch_seqs");
-  st.recompute = r.text("recompute").empty() ? sw.unstated_recompute : parse_recompute(r.text("recompute"), r);
+  parse_recompute(r.text("recompute"), sw, r, st);
   st.sequence_parallel = r.text("seq_parallel") == "yes";
   st.attention = sw.attention;
   st.zero_stage = sw.zero_stage;

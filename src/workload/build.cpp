@@ -54,7 +54,7 @@ class StepBuilder {
         head_(priced(head_ops(s), s)),
         params_(param_counts(s.model)),
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
-        activation_bytes_(layer_activation_bytes(s, st_.recompute)),
+        activation_bytes_(stored_layer_activation_bytes(s)),
         p2p_ns_(to_ns(pp_transfer_s(s))),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
         recvs_(sends_.size(), kNone) {
@@ -174,11 +174,12 @@ class StepBuilder {
     collective(Category::kExpertParallel, ep_all_to_all_s(s_), "ep.all_to_all", layer, mb);
   }
 
-  double op_seconds(const OpTime& t, Mode mode) const {
+  double op_seconds(const Op& op, const OpTime& t, Mode mode) const {
     switch (mode) {
       case Mode::kForward:
-      case Mode::kRecompute:
         return t.fwd;
+      case Mode::kRecompute:
+        return t.fwd * recompute_share(op, st_.recompute);
       case Mode::kBackward:
         return zero_bubble() ? t.bwd_input : t.bwd();
       case Mode::kWeightGradient:
@@ -202,7 +203,7 @@ class StepBuilder {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = forward ? k : n - 1 - k;
       const Op& op = p.ops.ops[i];
-      if (recompute && !is_recomputed(op, st_.recompute)) continue;
+      if (recompute && recompute_share(op, st_.recompute) == 0) continue;
       const bool comm = mode != Mode::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
       const Mode edge_mode = forward ? Mode::kForward : Mode::kBackward;
       if (comm) {
@@ -216,7 +217,7 @@ class StepBuilder {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
-      const double seconds = op_seconds(p.times[i], mode);
+      const double seconds = op_seconds(op, p.times[i], mode);
       if (seconds > 0) compute(TaskKind::kCompute, Category::kCompute, seconds, op_name(op, mode), layer, mb);
       if (cp_ring != kNone && (k + 1 == n || !p.ops.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);
@@ -240,7 +241,7 @@ class StepBuilder {
       pending_.push_back(gather);
     }
     const TaskId before = last_;
-    if (mode == Mode::kBackward && st_.recompute != spec::Recompute::kNone) {
+    if (mode == Mode::kBackward && layer_recomputed(st_, layer)) {
       run_ops(layer_kind(layer), Mode::kRecompute, layer, mb);
     }
     run_ops(layer_kind(layer), mode, layer, mb);

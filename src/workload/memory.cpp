@@ -74,8 +74,16 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   return bytes;
 }
 
+double stored_layer_activation_bytes(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  if (st.recompute != Recompute::kFull || st.recompute_interval == 1) return layer_activation_bytes(s, st.recompute);
+  const double recomputed = 1.0 / st.recompute_interval;
+  return recomputed * layer_activation_bytes(s, Recompute::kFull) +
+         (1 - recomputed) * layer_activation_bytes(s, Recompute::kNone);
+}
+
 MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
-  const double per_layer = layer_activation_bytes(s, s.strategy.recompute);
+  const double per_layer = stored_layer_activation_bytes(s);
   return memory_per_gpu(s, per_layer * (static_cast<double>(s.model.layers) / s.strategy.pp) * in_flight_micro_batches(s));
 }
 

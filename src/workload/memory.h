@@ -29,7 +29,12 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s);
 /// simulated schedule reached (the full-recompute transient is still added).
 MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activations_bytes);
 
-/// Activation bytes one layer stores for one micro-batch on one GPU under recompute `mode`.
+/// Activation bytes one layer stores for one micro-batch on one GPU under recompute `mode`
+/// (op: counted as none, an upper bound: torchtitan's policy also drops elementwise outputs).
 double layer_activation_bytes(const spec::Scenario& s, spec::Recompute mode);
+
+/// The same for an average layer under the strategy: with full recomputation of every k-th
+/// layer, 1/k of the layers keep only their input and the rest keep everything.
+double stored_layer_activation_bytes(const spec::Scenario& s);
 
 }  // namespace stepcast::workload

@@ -149,12 +149,14 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   out.add(norm("attention_norm", rep, m.hidden, e));
   out.add(gemm("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e));
   out.ops[out.count - 1].tp_edge = BlockEdge::kStart;
+  out.ops[out.count - 1].op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
   if (m.position == PositionKind::kRope) {
     out.add(memory_op("rope", 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp, 1.0));
   }
   add_attention(s, out);
   out.add(gemm("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e));
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
+  out.ops[out.count - 1].op_checkpoint_recompute = 1;
   const bool fused = st.fused_elementwise;
   out.add(residual("attention_residual", rep, m.hidden, e, fused));
   out.add(norm("mlp_norm", rep, m.hidden, e));
@@ -178,7 +180,10 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
                     "shared_expert_up", "shared_expert_activation", "shared_expert_down", 1, out);
     }
   } else {
-    add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
+    const std::size_t up = add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
+    const bool swiglu = m.mlp == MlpKind::kSwiglu;
+    out.ops[up].op_checkpoint_recompute = swiglu ? 0.5 : 0;  // w3 of the fused w1|w3
+    out.ops[out.count - 1].op_checkpoint_recompute = swiglu ? 0 : 1;
   }
   out.ops[mlp_start].tp_edge = BlockEdge::kStart;
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;

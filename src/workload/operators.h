@@ -42,6 +42,10 @@ struct Op {
   bool core_attention = false;  // recomputed by selective recomputation (Korthikanti §5)
   BlockEdge tp_edge = BlockEdge::kNone;  // attention and MLP blocks of tensor parallelism
   BlockEdge ep_edge = BlockEdge::kNone;  // routed-expert block of expert parallelism
+  // Share of this GEMM's forward that torchtitan's op-level checkpointing recomputes: it saves
+  // every matmul output of a block except the even-numbered ones, counting wq, wk, wv, wo, then
+  // w1, w3, w2 (SwiGLU) or w1, w2 (GELU); so wk, wo and w3 (or the GELU down projection) re-run.
+  double op_checkpoint_recompute = 0;
 };
 
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.

@@ -44,8 +44,26 @@ OpTime op_time(const Op& op, const spec::Scenario& s) {
   return t;
 }
 
-bool is_recomputed(const Op& op, spec::Recompute mode) {
-  return mode == spec::Recompute::kFull || (mode == spec::Recompute::kSelective && op.core_attention);
+double recompute_share(const Op& op, spec::Recompute mode) {
+  switch (mode) {
+    case spec::Recompute::kNone: return 0;
+    case spec::Recompute::kSelective: return op.core_attention ? 1 : 0;
+    case spec::Recompute::kFull: return 1;
+    case spec::Recompute::kOp:
+      if (op.kind == OpKind::kMemory) return 1;
+      return op.kind == OpKind::kGemm ? op.op_checkpoint_recompute : 0;
+  }
+  return 0;
+}
+
+bool layer_recomputed(const spec::Strategy& st, int layer) {
+  if (st.recompute == spec::Recompute::kNone) return false;
+  return st.recompute != spec::Recompute::kFull || (layer + 1) % st.recompute_interval == 0;
+}
+
+double recomputed_layer_fraction(const spec::Strategy& st) {
+  if (st.recompute == spec::Recompute::kNone) return 0;
+  return st.recompute == spec::Recompute::kFull ? 1.0 / st.recompute_interval : 1.0;
 }
 
 double collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s) {

@@ -25,9 +25,17 @@ struct OpTime {
 /// Forward and backward time of one operator for one micro-batch.
 OpTime op_time(const Op& op, const spec::Scenario& s);
 
-/// Whether backward re-runs `op`'s forward under the strategy's recompute mode (full: every op;
-/// selective: core attention, Korthikanti et al. 2022 §5).
-bool is_recomputed(const Op& op, spec::Recompute mode);
+/// Share of `op`'s forward that backward re-runs in a recomputed layer: full 1; selective the
+/// core attention (Korthikanti et al. 2022 §5); op every memory-bound op and the GEMM shares of
+/// Op::op_checkpoint_recompute; none 0.
+double recompute_share(const Op& op, spec::Recompute mode);
+
+/// Whether layer `layer` (0-based) is recomputed at all: every layer, or with full recomputation
+/// every recompute_interval-th (torchtitan counts layers from 1: layers 2, 4, ... for k = 2).
+bool layer_recomputed(const spec::Strategy& st, int layer);
+
+/// The fraction of layers recomputed: 1 / recompute_interval for full, 1 otherwise (0 for none).
+double recomputed_layer_fraction(const spec::Strategy& st);
 
 /// One collective over `group`, 0 for a group of one or no bytes.
 double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s);

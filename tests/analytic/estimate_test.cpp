@@ -67,6 +67,31 @@ TEST(Estimate, MfuIsModelFlopsOverPeakAndHfuAddsRecompute) {
   EXPECT_GT(full.step_time_s, plain.step_time_s);
 }
 
+spec::Scenario with_recompute(spec::Recompute mode, int interval) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 8192);
+  s.strategy.recompute = mode;
+  s.strategy.recompute_interval = interval;
+  return spec::complete_and_validate(s);
+}
+
+TEST(Estimate, RecomputingEverySecondLayerCostsHalfOfFullRecomputation) {
+  const double none = estimate(with_recompute(spec::Recompute::kNone, 1)).breakdown.compute_s;
+  const double full = estimate(with_recompute(spec::Recompute::kFull, 1)).breakdown.compute_s;
+  const double half = estimate(with_recompute(spec::Recompute::kFull, 2)).breakdown.compute_s;
+  EXPECT_GT(full, none);
+  EXPECT_NEAR(half - none, (full - none) / 2, 1e-9 * full);
+}
+
+TEST(Estimate, OpLevelCheckpointingRecomputesLessThanFullButMoreThanNothing) {
+  const Estimate none = estimate(with_recompute(spec::Recompute::kNone, 1));
+  const Estimate op = estimate(with_recompute(spec::Recompute::kOp, 1));
+  const Estimate full = estimate(with_recompute(spec::Recompute::kFull, 1));
+  EXPECT_GT(op.step_time_s, none.step_time_s);
+  EXPECT_LT(op.step_time_s, full.step_time_s);
+  EXPECT_GT(op.hfu, op.mfu);
+  EXPECT_LT(op.hfu - op.mfu, full.hfu - full.mfu);
+}
+
 TEST(Estimate, Fp8IsFasterThanBf16OnH100) {
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 2, 16, 8192);
   const double bf16 = estimate(s).step_time_s;

@@ -283,6 +283,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.global_batch = 64\n"
             "strategy.seq_len = 4096\n"
             "strategy.recompute = none\n"
+            "strategy.recompute_interval = 1\n"
             "strategy.dtype = bf16\n"
             "strategy.grad_reduce_dtype = bf16\n"
             "strategy.attention = flash\n"

@@ -72,6 +72,24 @@ TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
 }
 
+TEST(ReadTable, TorchtitanSelectiveCellsMapToItsCheckpointingPolicies) {
+  const std::string header =
+      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
+      "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
+      "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n";
+  const std::string row = "torchtitan docs/performance.md,Llama 3 8B,8,32,4096,14336,32,8,128256,8192,A100,"
+                          "dgx-a100-80g,64,1,1,,,,,64,1,";
+  auto strategy = [&](const std::string& cell) {
+    const std::vector<Case> cases = read_table("p.csv", header + row + cell + ",,,0.5,,,yes,\n", {});
+    return cases.at(0).scenario.strategy;
+  };
+  EXPECT_EQ(strategy("selective").recompute, spec::Recompute::kOp);
+  EXPECT_EQ(strategy("selective (op)").recompute, spec::Recompute::kOp);
+  EXPECT_EQ(strategy("selective (layer)").recompute, spec::Recompute::kFull);
+  EXPECT_EQ(strategy("selective (layer)").recompute_interval, 2);
+  EXPECT_EQ(strategy("full").recompute_interval, 1);
+}
+
 TEST(Run, SummarisesAbsoluteErrorsPerSource) {
   const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
                            "4,16,4,2048,16,24,1024,1,2,2,410.5\n";

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
 #include "spec/presets.h"
@@ -52,6 +55,7 @@ TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
       {.gpus = 64, .tp = 8, .zero = 2, .global_batch = 64, .recompute = spec::Recompute::kFull, .dp_overlap = false},
       {.gpus = 64, .tp = 4, .global_batch = 64, .recompute = spec::Recompute::kSelective, .dp_overlap = false},
       {.gpus = 16, .tp = 8, .cp = 2, .global_batch = 16, .seq = 16384, .sp = true},
+      {.gpus = 8, .tp = 2, .global_batch = 8, .recompute = spec::Recompute::kOp},
   };
   for (const Shape& x : shapes) {
     const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
@@ -110,6 +114,32 @@ TEST(Build, BreakdownAddsUpToTheSimulatedStep) {
   EXPECT_GT(b.bubble_s, 0);
   EXPECT_GT(b.dp_comm_s, 0);
   EXPECT_NEAR(sim.critical_path.length_s, sim.metrics.step_time_s, 1e-9);
+}
+
+TEST(Build, RecomputesOnlyEveryKthLayerWhenAskedTo) {
+  auto recompute_tasks = [](int interval) {
+    spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 8, .tp = 8, .recompute = spec::Recompute::kFull});
+    s.strategy.recompute_interval = interval;
+    const graph::ExecGraph g = build(spec::complete_and_validate(s));
+    std::size_t n = 0;
+    for (graph::TaskId id = 0; id < g.size(); ++id) n += g.name(id).ends_with(".recompute");
+    return n;
+  };
+  EXPECT_EQ(recompute_tasks(2) * 2, recompute_tasks(1));
+}
+
+TEST(Build, OpLevelCheckpointingRecomputesSomeGemmsAndNoAttention) {
+  const graph::ExecGraph g =
+      build(scenario("llama3.1-8b", "dgx-h100", {.gpus = 8, .tp = 8, .recompute = spec::Recompute::kOp}));
+  std::set<std::string, std::less<>> recomputed;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    if (g.name(id).ends_with(".recompute")) recomputed.emplace(g.name(id));
+  }
+  EXPECT_TRUE(recomputed.contains("output_projection.recompute"));
+  EXPECT_TRUE(recomputed.contains("mlp_up.recompute"));
+  EXPECT_TRUE(recomputed.contains("mlp_activation.recompute"));
+  EXPECT_FALSE(recomputed.contains("attention.recompute"));
+  EXPECT_FALSE(recomputed.contains("mlp_down.recompute"));
 }
 
 TEST(Build, SpareLayersGoToTheMiddleChunks) {
