@@ -130,6 +130,24 @@ CriticalPath critical_path(const ExecGraph& g, const sim::Timeline& t) {
     current = best;
   }
   std::reverse(path.tasks.begin(), path.tasks.end());
+
+  std::map<std::string_view, PathShare> by_name;
+  for (TaskId id : path.tasks) {
+    PathShare& share = by_name[g.name(id)];
+    ++share.tasks;
+    share.seconds += (t.spans[id].end_ns - t.spans[id].start_ns) * kSecondsPerNs;
+  }
+  for (auto& [name, share] : by_name) {
+    share.name = name;
+    path.heaviest.push_back(std::move(share));
+  }
+  constexpr std::size_t kHeaviest = 10;
+  const std::size_t keep = std::min(kHeaviest, path.heaviest.size());
+  std::partial_sort(path.heaviest.begin(), path.heaviest.begin() + static_cast<std::ptrdiff_t>(keep),
+                    path.heaviest.end(), [](const PathShare& a, const PathShare& b) {
+                      return std::tie(b.seconds, a.name) < std::tie(a.seconds, b.name);
+                    });
+  path.heaviest.resize(keep);
   return path;
 }
 

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analytic/estimate.h"
@@ -24,9 +25,16 @@ namespace stepcast::analysis {
 /// REQUIRES: `t` is sim::run(g). Categories in seconds, summing to t.makespan_ns.
 analytic::Breakdown breakdown(const graph::ExecGraph& g, const sim::Timeline& t);
 
+struct PathShare {
+  std::string name;  // task name, e.g. "mlp_up.bwd"
+  int tasks = 0;     // how many tasks of that name lie on the path
+  double seconds = 0;
+};
+
 struct CriticalPath {
   std::vector<graph::TaskId> tasks;  // in time order, ending with the task that ends last
   std::array<double, graph::kCategories> seconds{};  // task time on the path, by graph::Category
+  std::vector<PathShare> heaviest;  // the path's time by task name, largest first (at most 10)
   double wait_s = 0;  // gaps on the path (0 when every start is bound by a predecessor's end)
   double length_s = 0;
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace stepcast::report {
 namespace {
 
@@ -115,6 +117,12 @@ std::string simulation_text(const spec::Scenario& s, const analysis::Simulation&
                        100 * seconds / path.length_s);
   }
   if (path.wait_s > 0) out += fmt::format(", waiting {:.1f} %", 100 * path.wait_s / path.length_s);
+  out += "\nheaviest on it:";
+  constexpr std::size_t kShown = 5;
+  for (std::size_t i = 0; i < std::min(kShown, path.heaviest.size()); ++i) {
+    const analysis::PathShare& p = path.heaviest[i];
+    out += fmt::format("{} {} x{} {:.3f} s", i == 0 ? "" : ",", p.name, p.tasks, p.seconds);
+  }
   out += "\nstream utilisation (mean over stages):";
   std::vector<double> sum;
   std::vector<int> count;
@@ -141,6 +149,10 @@ nlohmann::json simulation_json(const spec::Scenario& s, const analysis::Simulati
   path["tasks"] = sim.critical_path.tasks.size();
   path["length_s"] = sim.critical_path.length_s;
   path["wait_s"] = sim.critical_path.wait_s;
+  path["heaviest"] = nlohmann::json::array();
+  for (const analysis::PathShare& p : sim.critical_path.heaviest) {
+    path["heaviest"].push_back({{"name", p.name}, {"tasks", p.tasks}, {"seconds", p.seconds}});
+  }
   for (int c = 0; c < graph::kCategories; ++c) {
     path["seconds"][std::string(graph::category_name(static_cast<graph::Category>(c)))] =
         sim.critical_path.seconds[static_cast<std::size_t>(c)];

@@ -66,6 +66,10 @@ TEST(TimelineAnalysis, CriticalPathFollowsTheDependencyThatReleasedEachTask) {
   EXPECT_DOUBLE_EQ(p.wait_s, 0);
   EXPECT_DOUBLE_EQ(p.seconds[static_cast<int>(Category::kCompute)], 3000e-9);
   EXPECT_DOUBLE_EQ(p.seconds[static_cast<int>(Category::kPipeline)], 300e-9);
+  ASSERT_EQ(p.heaviest.size(), 1u);  // every task here is named "t"
+  EXPECT_EQ(p.heaviest[0].name, "t");
+  EXPECT_EQ(p.heaviest[0].tasks, 5);
+  EXPECT_DOUBLE_EQ(p.heaviest[0].seconds, 3900e-9);
 }
 
 TEST(TimelineAnalysis, StreamUseIsBusyTimeOverTheMakespan) {

@@ -94,6 +94,8 @@ TEST(Cli, SimulatePrintsTheEstimateKeysPlusTheCriticalPath) {
     }
   }
   EXPECT_GT(s["critical_path"]["tasks"].get<int>(), 0);
+  ASSERT_FALSE(s["critical_path"]["heaviest"].empty());
+  EXPECT_GT(s["critical_path"]["heaviest"][0]["seconds"].get<double>(), 0);
   EXPECT_EQ(s["graph"]["ranks"].get<int>(), 4);
   EXPECT_NEAR(s["critical_path"]["length_s"].get<double>(), s["step_time_s"].get<double>(), 1e-9);
 }
