@@ -252,6 +252,16 @@ class Checker {
     if (st_.zero_stage < 0 || st_.zero_stage > 3) {
       problem("zero stage " + str(st_.zero_stage) + " is not one of 0, 1, 2, 3");
     }
+    if (st_.recompute_interval > 1 && st_.recompute != Recompute::kFull) {
+      std::string message = "recompute interval ";
+      message += str(st_.recompute_interval);
+      message += " (one layer in every ";
+      message += str(st_.recompute_interval);
+      message += ") needs full recomputation, but recompute is ";
+      message += name(st_.recompute);
+      message += "; use recompute full, or an interval of 1";
+      problem(message);
+    }
     const int max = sc_.cluster.max_gpus;
     if (max > 0 && sc_.gpus > max) {
       const std::string cluster =

@@ -55,6 +55,16 @@ std::string error_of(const Scenario& s) {
   return "(no error)";
 }
 
+TEST(Scenario, RecomputeIntervalNeedsFullRecomputation) {
+  Scenario s = valid_scenario();
+  s.strategy.recompute_interval = 2;
+  EXPECT_EQ(error_of(s),
+            "recompute interval 2 (one layer in every 2) needs full recomputation, but recompute is "
+            "none; use recompute full, or an interval of 1");
+  s.strategy.recompute = spec::Recompute::kFull;
+  EXPECT_EQ(error_of(s), "(no error)");
+}
+
 TEST(Scenario, DerivesDpFromGpusAndModelParallelDegrees) {
   const Scenario s = complete_and_validate(valid_scenario());
   EXPECT_EQ(s.strategy.dp, 64 / (8 * 2 * 1));
