@@ -301,39 +301,28 @@ class StepBuilder {
     if (model_chunk < chunks_ - 1) send(false, model_chunk + 1, mb);
   }
 
-  void backward(int model_chunk, int mb, bool last_of_chunk) {
-    if (model_chunk < chunks_ - 1) receive(true, model_chunk, mb);
-    const bool buckets = last_of_chunk && !zero_bubble();
+  // The backward of one chunk and micro-batch (mode kBackward), or under ZB-H1 its deferred
+  // weight gradient (kWeightGradient). Whichever pass finishes the weights of a chunk's last
+  // micro-batch launches its gradient buckets and frees its activations.
+  void backward(int model_chunk, int mb, Mode mode, bool last_of_chunk) {
+    const bool input_pass = mode == Mode::kBackward;
+    const bool weights_done = !input_pass || !zero_bubble();
+    const bool buckets = last_of_chunk && weights_done;
+    if (input_pass && model_chunk < chunks_ - 1) receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
-      edge_ops(head_, Mode::kBackward, mb);
+      edge_ops(head_, mode, mb);
       if (buckets) bucket(head_params(), "dp.grad_bucket", -1);
     }
     for (int l = first_layer_[model_chunk + 1] - 1; l >= first_layer_[model_chunk]; --l) {
-      layer_pass(l, mb, Mode::kBackward);
+      layer_pass(l, mb, mode);
       if (buckets) bucket(layer_params_, "dp.grad_bucket", l);
     }
     if (model_chunk == 0) {
-      edge_ops(embedding_, Mode::kBackward, mb);
+      edge_ops(embedding_, mode, mb);
       if (buckets) bucket(embedding_params(), "dp.grad_bucket", -1);
     }
-    if (!zero_bubble()) allocate(-chunk_activation_bytes(model_chunk));
-    if (model_chunk > 0) send(true, model_chunk - 1, mb);
-  }
-
-  void weight_gradient(int model_chunk, int mb, bool last_of_chunk) {
-    if (model_chunk == chunks_ - 1) {
-      edge_ops(head_, Mode::kWeightGradient, mb);
-      if (last_of_chunk) bucket(head_params(), "dp.grad_bucket", -1);
-    }
-    for (int l = first_layer_[model_chunk + 1] - 1; l >= first_layer_[model_chunk]; --l) {
-      layer_pass(l, mb, Mode::kWeightGradient);
-      if (last_of_chunk) bucket(layer_params_, "dp.grad_bucket", l);
-    }
-    if (model_chunk == 0) {
-      edge_ops(embedding_, Mode::kWeightGradient, mb);
-      if (last_of_chunk) bucket(embedding_params(), "dp.grad_bucket", -1);
-    }
-    allocate(-chunk_activation_bytes(model_chunk));
+    if (weights_done) allocate(-chunk_activation_bytes(model_chunk));
+    if (input_pass && model_chunk > 0) send(true, model_chunk - 1, mb);
   }
 
   // ---- data parallelism and the optimizer -----------------------------------------------------
@@ -394,8 +383,8 @@ class StepBuilder {
       const bool last = last_grad[static_cast<std::size_t>(slot.chunk)] == i;
       switch (slot.pass) {
         case Pass::kForward: forward(j, slot.micro_batch); break;
-        case Pass::kBackward: backward(j, slot.micro_batch, last); break;
-        case Pass::kWeightGradient: weight_gradient(j, slot.micro_batch, last); break;
+        case Pass::kBackward: backward(j, slot.micro_batch, Mode::kBackward, last); break;
+        case Pass::kWeightGradient: backward(j, slot.micro_batch, Mode::kWeightGradient, last); break;
       }
     }
 
