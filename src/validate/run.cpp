@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
@@ -48,6 +51,22 @@ Summary summarise(const std::string& source, const std::vector<RowResult>& rows)
   return s;
 }
 
+RowResult predict(const Case& c, Engine engine) {
+  RowResult r;
+  r.source = c.source;
+  r.model = c.model;
+  r.line = c.line;
+  r.quantity = c.quantity;
+  r.measured = c.measured;
+  r.reason = c.reason;
+  if (r.reason.empty()) {
+    r.predicted = predicted_value(c, engine == Engine::kAnalytic ? analytic::estimate(c.scenario)
+                                                                 : analysis::simulate_metrics(c.scenario));
+    r.error = (r.predicted - r.measured) / r.measured;
+  }
+  return r;
+}
+
 }  // namespace
 
 const char* quantity_name(Quantity q) {
@@ -62,21 +81,29 @@ const char* quantity_name(Quantity q) {
 
 Report run(const std::vector<Case>& cases, Engine engine) {
   Report report;
-  report.rows.reserve(cases.size());
-  for (const Case& c : cases) {
-    RowResult r;
-    r.source = c.source;
-    r.model = c.model;
-    r.line = c.line;
-    r.quantity = c.quantity;
-    r.measured = c.measured;
-    r.reason = c.reason;
-    if (r.reason.empty()) {
-      r.predicted = predicted_value(c, engine == Engine::kAnalytic ? analytic::estimate(c.scenario)
-                                                                   : analysis::simulate_metrics(c.scenario));
-      r.error = (r.predicted - r.measured) / r.measured;
+  report.rows.resize(cases.size());
+  // Rows are independent and a simulated row takes milliseconds to a second, so the simulator
+  // spreads them over the cores. Each result lands at its row's index: the report does not
+  // depend on the thread count. The closed form is fast enough on one core.
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failures(cases.size());
+  auto work = [&] {
+    for (std::size_t i = next++; i < cases.size(); i = next++) {
+      try {
+        report.rows[i] = predict(cases[i], engine);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
     }
-    report.rows.push_back(std::move(r));
+  };
+  const unsigned threads = engine == Engine::kAnalytic ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  {
+    std::vector<std::jthread> helpers;
+    for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+  }
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
   }
   std::vector<std::string> sources;
   for (const RowResult& r : report.rows) {

@@ -68,7 +68,8 @@ enum class Engine {
   kSimulation,  // analysis::simulate_metrics, the discrete-event engine on the step's ExecGraph
 };
 
-/// Predicts every case with `engine` and summarises.
+/// Predicts every case with `engine` and summarises. The simulator runs rows on every core;
+/// results do not depend on the number of threads.
 Report run(const std::vector<Case>& cases, Engine engine = Engine::kAnalytic);
 
 const char* quantity_name(Quantity q);
