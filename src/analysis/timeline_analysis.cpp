@@ -190,6 +190,17 @@ std::vector<MemorySample> memory_over_time(const ExecGraph& g, const sim::Timeli
   return samples;
 }
 
+std::vector<StreamMean> mean_stream_use(const std::vector<StreamUse>& use) {
+  std::map<std::uint16_t, std::pair<double, int>> by_stream;
+  for (const StreamUse& u : use) {
+    by_stream[u.stream].first += u.utilisation;
+    ++by_stream[u.stream].second;
+  }
+  std::vector<StreamMean> out;
+  for (const auto& [stream, sum] : by_stream) out.push_back({stream, sum.first / sum.second});
+  return out;
+}
+
 std::vector<double> peak_memory(const ExecGraph& g, const sim::Timeline& t) {
   std::vector<double> peak(g.ranks(), 0);
   for (const MemorySample& s : memory_over_time(g, t)) peak[s.rank] = std::max(peak[s.rank], s.bytes);

@@ -53,6 +53,14 @@ struct StreamUse {
 /// One entry per (rank, stream) that holds a task, sorted by rank then stream.
 std::vector<StreamUse> stream_use(const graph::ExecGraph& g, const sim::Timeline& t);
 
+struct StreamMean {
+  std::uint16_t stream = 0;
+  double utilisation = 0;  // mean over the ranks that use the stream
+};
+
+/// Per stream number, the mean utilisation over the ranks that use it, by stream.
+std::vector<StreamMean> mean_stream_use(const std::vector<StreamUse>& use);
+
 struct MemorySample {
   std::uint32_t rank = 0;
   sim::Time time_ns = 0;

@@ -124,18 +124,12 @@ std::string simulation_text(const spec::Scenario& s, const analysis::Simulation&
     out += fmt::format("{} {} x{} {:.3f} s", i == 0 ? "" : ",", p.name, p.tasks, p.seconds);
   }
   out += "\nstream utilisation (mean over stages):";
-  std::vector<double> sum;
-  std::vector<int> count;
-  for (const analysis::StreamUse& u : sim.streams) {
-    if (sum.size() <= u.stream) {
-      sum.resize(u.stream + 1u, 0);
-      count.resize(u.stream + 1u, 0);
-    }
-    sum[u.stream] += u.utilisation;
-    ++count[u.stream];
-  }
-  for (std::uint16_t i = 0; i < sum.size(); ++i) {
-    if (count[i] > 0) out += fmt::format(" {} {:.1f} %{}", g.stream_name(i), 100 * sum[i] / count[i], i + 1u < sum.size() ? "," : "");
+  const char* separator = " ";
+  for (const analysis::StreamMean& m : analysis::mean_stream_use(sim.streams)) {
+    const std::string_view name = g.stream_name(m.stream);
+    out += fmt::format("{}{} {:.1f} %", separator, name.empty() ? fmt::format("stream {}", m.stream) : std::string(name),
+                       100 * m.utilisation);
+    separator = ", ";
   }
   out += "\n";
   return out;

@@ -80,6 +80,10 @@ TEST(TimelineAnalysis, StreamUseIsBusyTimeOverTheMakespan) {
   EXPECT_EQ(use[0].stream, 0);
   EXPECT_DOUBLE_EQ(use[0].utilisation, 1000.0 / 3900);
   EXPECT_DOUBLE_EQ(use[2].busy_s, 2100e-9);
+  const std::vector<StreamMean> mean = mean_stream_use(use);
+  ASSERT_EQ(mean.size(), 4u);  // streams 0, 2, 4, 5
+  EXPECT_EQ(mean[0].stream, 0);
+  EXPECT_DOUBLE_EQ(mean[0].utilisation, (1000.0 + 2100.0) / 3900 / 2);
 }
 
 TEST(TimelineAnalysis, MemoryOverTimeSamplesEachRankWhereItChanges) {
