@@ -142,6 +142,19 @@ TEST(Build, OpLevelCheckpointingRecomputesSomeGemmsAndNoAttention) {
   EXPECT_FALSE(recomputed.contains("mlp_down.recompute"));
 }
 
+TEST(Build, EveryScheduleSimulatesWithoutDeadlockForAnyMicroBatchCount) {
+  for (spec::Schedule schedule : {spec::Schedule::kGpipe, spec::Schedule::k1F1B, spec::Schedule::kInterleaved,
+                                  spec::Schedule::kZeroBubbleH1}) {
+    for (int m : {1, 3, 5, 8}) {
+      Shape x{.gpus = 64, .tp = 8, .pp = 4, .global_batch = 2 * m};
+      x.schedule = schedule;
+      if (schedule == spec::Schedule::kInterleaved) x.vp = 2;
+      const analysis::Simulation sim = analysis::simulate(scenario("llama2-70b", "dgx-h100", x));
+      EXPECT_GT(sim.metrics.step_time_s, 0) << spec::name(schedule) << " m " << m;
+    }
+  }
+}
+
 TEST(Build, SpareLayersGoToTheMiddleChunks) {
   // Llama 3 405B: 126 layers on 32 model chunks; the first and last carry the embedding and head.
   const std::vector<int> layers = chunk_layers(126, 32);
