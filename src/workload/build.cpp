@@ -56,6 +56,7 @@ class StepBuilder {
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
         activation_bytes_(stored_layer_activation_bytes(s)),
         p2p_ns_(to_ns(pp_transfer_s(s))),
+        rendezvous_(st_.schedule == spec::Schedule::kGpipe || st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
         recvs_(sends_.size(), kNone) {
     first_layer_.resize(layers_.size() + 1, 0);
@@ -263,6 +264,10 @@ class StepBuilder {
   void receive(bool backward, int model_chunk, int mb) {
     const TaskId id = add(TaskKind::kRecv, backward ? kRecvNextStream : kRecvPrevStream, Category::kPipeline,
                           0, backward ? "pp.recv_grad" : "pp.recv", -1, mb);
+    // GPipe and 1F1B post a receive where the schedule calls it (Megatron's and DeepSpeed's
+    // blocking send/recv calls), so a send waits for its receiver to get there; interleaved and
+    // ZB-H1 post receives ahead, as their frameworks issue them early for the next chunk.
+    if (rendezvous_ && last_ != kNone) g_.add_edge(last_, id);
     recvs_[transfer_index(backward, model_chunk, mb)] = id;
     pending_.push_back(id);
   }
@@ -429,6 +434,7 @@ class StepBuilder {
   const double layer_params_;
   const double activation_bytes_;
   const std::int64_t p2p_ns_;
+  const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
 
   graph::ExecGraph g_;

@@ -15,7 +15,10 @@
 //  - TP/SP collectives at each block edge on the compute stream, or beside the adjacent GEMM on
 //    the overlap stream with async TP; EP all-to-alls on the compute stream; the CP ring beside
 //    core attention on the overlap stream;
-//  - PP sends and receives of activations and their gradients as send/recv pairs;
+//  - PP sends and receives of activations and their gradients as send/recv pairs; a send blocks
+//    the sender's next kernel until the transfer is done (Megatron); GPipe and 1F1B post each
+//    receive where the schedule calls it, so a send also waits for its receiver to get there,
+//    while interleaved and ZB-H1 post receives ahead;
 //  - DP gradient reduction in one bucket per layer, launched after the layer's last backward, on
 //    the gradient stream (one reduction after the backward when the strategy does not overlap);
 //    ZeRO-1/2 parameter gathers ahead of each layer's first forward; ZeRO-3/FSDP gathers one
