@@ -279,8 +279,11 @@ void set_name(std::vector<std::string>& names, std::size_t index, std::string_vi
   names[index] = name;
 }
 
-std::string_view get_name(const std::vector<std::string>& names, std::size_t index) {
-  return index < names.size() ? std::string_view(names[index]) : std::string_view();
+std::string get_name(const std::vector<std::string>& names, std::size_t index, std::string_view word) {
+  if (index < names.size() && !names[index].empty()) return names[index];
+  std::string fallback(word);
+  fallback += std::to_string(index);
+  return fallback;
 }
 
 }  // namespace
@@ -289,9 +292,9 @@ void ExecGraph::name_rank(std::uint32_t rank, std::string_view name) { set_name(
 void ExecGraph::name_stream(std::uint16_t stream, std::string_view name) {
   set_name(stream_names_, stream, name);
 }
-std::string_view ExecGraph::rank_name(std::uint32_t rank) const { return get_name(rank_names_, rank); }
-std::string_view ExecGraph::stream_name(std::uint16_t stream) const {
-  return get_name(stream_names_, stream);
+std::string ExecGraph::rank_name(std::uint32_t rank) const { return get_name(rank_names_, rank, "rank "); }
+std::string ExecGraph::stream_name(std::uint16_t stream) const {
+  return get_name(stream_names_, stream, "stream ");
 }
 
 std::string_view category_name(Category category) {

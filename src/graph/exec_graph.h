@@ -66,7 +66,6 @@ struct Task {
   std::uint32_t link = kNoLink;
   Category category = Category::kCompute;
   // Metadata for analysis and traces.
-  std::uint8_t op_class = 0;       // caller-defined operator class (e.g. workload::OpKind)
   std::int32_t layer = -1;
   std::int32_t micro_batch = -1;
   double bytes = 0;
@@ -107,11 +106,12 @@ class ExecGraph {
   std::span<const TaskId> predecessors(TaskId id) const;
   std::uint32_t ranks() const { return ranks_; }
 
-  /// Optional display names for traces ("stage 3", "dp-comm"); empty when never named.
+  /// Display names for traces and reports ("stage 3", "gradients"); "rank N" / "stream N" for
+  /// those never named.
   void name_rank(std::uint32_t rank, std::string_view name);
   void name_stream(std::uint16_t stream, std::string_view name);
-  std::string_view rank_name(std::uint32_t rank) const;
-  std::string_view stream_name(std::uint16_t stream) const;
+  std::string rank_name(std::uint32_t rank) const;
+  std::string stream_name(std::uint16_t stream) const;
 
   /// Canonical text: one line per task in id order with its edges, then the collectives.
   std::string dump() const;

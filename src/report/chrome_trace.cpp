@@ -126,12 +126,6 @@ class EventList {
   bool first_ = true;
 };
 
-std::string numbered(std::string_view word, std::uint64_t number) {
-  std::string out(word);
-  out += std::to_string(number);
-  return out;
-}
-
 void pid_tid(JsonWriter& w, const Task& task) {
   w.raw(",\"pid\":");
   w.integer(task.rank);
@@ -158,8 +152,7 @@ void write_metadata(const ExecGraph& g, EventList& events) {
       w.raw(R"({"ph":"M","name":"process_name","pid":)");
       w.integer(rank);
       w.raw(R"(,"args":{"name":)");
-      const std::string_view name = g.rank_name(static_cast<std::uint32_t>(rank));
-      w.string(name.empty() ? numbered("rank ", rank) : std::string(name));
+      w.string(g.rank_name(static_cast<std::uint32_t>(rank)));
       w.raw("}}");
       last_rank = rank;
     }
@@ -169,8 +162,7 @@ void write_metadata(const ExecGraph& g, EventList& events) {
     w.raw(",\"tid\":");
     w.integer(stream);
     w.raw(R"(,"args":{"name":)");
-    const std::string_view name = g.stream_name(static_cast<std::uint16_t>(stream));
-    w.string(name.empty() ? numbered("stream ", stream) : std::string(name));
+    w.string(g.stream_name(static_cast<std::uint16_t>(stream)));
     w.raw("}}");
   }
 }

@@ -126,9 +126,7 @@ std::string simulation_text(const spec::Scenario& s, const analysis::Simulation&
   out += "\nstream utilisation (mean over stages):";
   const char* separator = " ";
   for (const analysis::StreamMean& m : analysis::mean_stream_use(sim.streams)) {
-    const std::string_view name = g.stream_name(m.stream);
-    out += fmt::format("{}{} {:.1f} %", separator, name.empty() ? fmt::format("stream {}", m.stream) : std::string(name),
-                       100 * m.utilisation);
+    out += fmt::format("{}{} {:.1f} %", separator, g.stream_name(m.stream), 100 * m.utilisation);
     separator = ", ";
   }
   out += "\n";

@@ -20,10 +20,6 @@ constexpr double kRuntimeBytes = 1024.0 * 1024 * 1024;
 // PyTorch caching-allocator slack, as a fraction of everything else. An estimate.
 constexpr double kFragmentation = 0.05;
 
-double reduce_bytes(spec::Dtype d) {
-  return d == spec::Dtype::kFp32 ? kFp32 : kBf16;
-}
-
 // Micro-batches whose activations the first stage holds at its peak.
 double in_flight_micro_batches(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
@@ -102,7 +98,7 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
     // FSDP gathers one layer (unit) at a time and prefetches the next: two units resident.
     mem.weights_bytes += 2 * kBf16 * layer_params;
   }
-  mem.gradients_bytes = reduce_bytes(st.grad_reduce_dtype) * params / (st.zero_stage >= 2 ? shard : 1);
+  mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 
   mem.activations_bytes = stored_activations_bytes;

@@ -133,6 +133,10 @@ double activation_bytes(const spec::Strategy& st) {
   return st.dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
 }
 
+double gradient_bytes(const spec::Strategy& st) {
+  return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
+}
+
 double local_tokens(const Scenario& s) {
   return s.strategy.micro_batch * static_cast<double>(s.strategy.seq_len) / s.strategy.cp;
 }

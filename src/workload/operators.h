@@ -76,4 +76,7 @@ double local_tokens(const spec::Scenario& s);
 /// activations; 4: FP32).
 double activation_bytes(const spec::Strategy& st);
 
+/// Bytes per gradient element in the strategy's reduction dtype (4: FP32; 2 otherwise).
+double gradient_bytes(const spec::Strategy& st);
+
 }  // namespace stepcast::workload

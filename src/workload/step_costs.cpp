@@ -18,7 +18,10 @@ constexpr double kFp8CastBytesPerElement = 3;
 // Parameters travel in BF16 when ZeRO gathers them.
 constexpr double kGatheredParamBytes = 2;
 
-double grad_bytes(spec::Dtype d) { return d == spec::Dtype::kFp32 ? 4 : 2; }
+// ZeRO-3 gathers and scatters one average layer of the stage at a time.
+double fsdp_layer_params(const spec::Scenario& s) {
+  return layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
+}
 
 }  // namespace
 
@@ -99,14 +102,12 @@ double pp_transfer_s(const spec::Scenario& s) {
 }
 
 double fsdp_gather_s(const spec::Scenario& s) {
-  const double params = layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
-  return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params,
+  return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * fsdp_layer_params(s),
                       gradient_group(s.strategy), s);
 }
 
 double fsdp_scatter_s(const spec::Scenario& s) {
-  const double params = layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
-  return collective_s(CollectiveKind::kReduceScatter, grad_bytes(s.strategy.grad_reduce_dtype) * params,
+  return collective_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy) * fsdp_layer_params(s),
                       gradient_group(s.strategy), s);
 }
 
@@ -114,7 +115,7 @@ double dp_reduce_s(const spec::Scenario& s, double params) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage >= 3) return 0;  // scattered layer by layer (fsdp_scatter_s)
   const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-  return collective_s(kind, grad_bytes(st.grad_reduce_dtype) * params, gradient_group(st), s);
+  return collective_s(kind, gradient_bytes(st) * params, gradient_group(st), s);
 }
 
 double dp_gather_s(const spec::Scenario& s, double params) {
