@@ -26,6 +26,7 @@ double& field(analytic::Breakdown& b, Category c) {
     case Category::kShardedData: return b.fsdp_comm_s;
     case Category::kDataParallel: return b.dp_comm_s;
     case Category::kOptimizer: return b.optimizer_s;
+    case Category::kHost: return b.host_s;
     case Category::kOther: return b.other_s;
   }
   return b.other_s;

@@ -27,6 +27,7 @@ struct PassTimes {
   double attention_fwd = 0;  // core attention share of fwd, for CP overlap
   double attention_bwd = 0;
   double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
+  double host_fwd = 0, host_bwd = 0, host_recompute = 0;  // host seconds launching the kernels
 };
 
 PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
@@ -44,10 +45,15 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
     t.fwd += o.fwd;
     t.bwd += o.bwd();
     t.wgrad += o.bwd_weight;
-    t.recompute += o.fwd * workload::recompute_share(op, s.strategy.recompute);
+    const double share = workload::recompute_share(op, s.strategy.recompute);
+    t.recompute += o.fwd * share;
+    t.host_fwd += o.host_fwd;
+    t.host_bwd += o.host_bwd();
+    if (share > 0) t.host_recompute += o.host_fwd;
   }
   // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
   t.recompute *= workload::recomputed_layer_fraction(s.strategy);
+  t.host_recompute *= workload::recomputed_layer_fraction(s.strategy);
   return t;
 }
 
@@ -95,6 +101,23 @@ LayerComm ep_comm(const spec::Scenario& s) {
   return {one, one + full_recompute_fraction(st) * one};
 }
 
+// GPU idle time of one layer's forward and backward passes of one micro-batch where the host
+// launches the kernels (and the collectives on the compute stream) more slowly than the GPU runs
+// them: the host runs ahead of the GPU, so a pass lasts max(GPU time, host time).
+double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm_fwd_bwd,
+                    double collectives_per_pass) {
+  const double recomputed = 1 + full_recompute_fraction(s.strategy);
+  const double host_fwd = k.host_fwd + workload::host_launch_s(s, collectives_per_pass);
+  const double host_bwd = k.host_bwd + k.host_recompute + workload::host_launch_s(s, recomputed * collectives_per_pass);
+  return std::max(0.0, host_fwd - (k.fwd + comm_fwd_bwd.fwd)) +
+         std::max(0.0, host_bwd - (k.bwd + k.recompute + comm_fwd_bwd.bwd));
+}
+
+// The same for the embedding and output head, which run no collectives.
+double edge_host_s(const PassTimes& k) {
+  return std::max(0.0, k.host_fwd - k.fwd) + std::max(0.0, k.host_bwd - k.bwd);
+}
+
 }  // namespace
 
 Estimate estimate(const spec::Scenario& s) {
@@ -126,6 +149,17 @@ Estimate estimate(const spec::Scenario& s) {
   const double tp = layers * (mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd));
   const double cp = layers * (mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd));
   const double epc = layers * moe_fraction * (ep.fwd + ep.bwd);
+  const double tp_collectives = st.tp > 1 ? (st.sequence_parallel ? 4 : 2) : 0;
+  const double ep_collectives = st.ep > 1 ? 2 : 0;
+  const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
+    return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd};
+  };
+  const double edge_host = st.pp == 1 ? edge_host_s(head) + edge_host_s(embed)
+                                      : std::max(edge_host_s(head), edge_host_s(embed));
+  const double host =
+      layers * mix(layer_host_s(s, dense, sum(tp_d, cp_d, {}), tp_collectives),
+                   m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep), tp_collectives + ep_collectives) : 0) +
+      edge_host;
 
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
@@ -142,7 +176,7 @@ Estimate estimate(const spec::Scenario& s) {
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice.
   const double p2p = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
 
-  const double per_micro_batch = kernels_fwd + kernels_bwd + tp + cp + epc + fsdp + p2p;
+  const double per_micro_batch = kernels_fwd + kernels_bwd + tp + cp + epc + fsdp + p2p + host;
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving
   // (Narayanan et al. 2021, §2.2.1-2.2.2).
@@ -178,6 +212,7 @@ Estimate estimate(const spec::Scenario& s) {
   b.ep_comm_s = micro_batches * epc;
   b.pp_comm_s = micro_batches * p2p;
   b.fsdp_comm_s = micro_batches * fsdp;
+  b.host_s = micro_batches * host;
   b.bubble_s = bubble;
   b.dp_comm_s = dp;
   b.optimizer_s = optimizer;

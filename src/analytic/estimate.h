@@ -29,6 +29,7 @@ struct Breakdown {
   double bubble_s = 0;     // pipeline fill and drain
   double dp_comm_s = 0;    // exposed data-parallel gradient reduction (+ ZeRO-1/2 gathers)
   double optimizer_s = 0;  // optimizer step
+  double host_s = 0;       // GPU idle while the host launches kernels (passes the host paces)
   double other_s = 0;      // not modelled: data loading, logging (0)
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "spec/presets.h"
 
 namespace stepcast::cli {
@@ -40,6 +41,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
+  cmd.add_option("--host-dispatch", o.host_dispatch,
+                 "Host time per kernel launch, e.g. \"42.4 us\" (eager PyTorch, the default) or \"0 us\" "
+                 "(CUDA graphs)");
   cmd.add_option("--placement", o.placement,
                  "Order in which parallel groups are laid onto GPUs, innermost first")
       ->capture_default_str();
@@ -97,6 +101,13 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;
   st.grad_reduce_dtype = o.grad_dtype == "fp32" ? spec::Dtype::kFp32 : spec::Dtype::kBf16;
   st.attention = o.attention == "unfused" ? spec::AttentionKernel::kUnfused : spec::AttentionKernel::kFlash;
+  if (!o.host_dispatch.empty()) {
+    try {
+      st.host_dispatch_s = core::parse_quantity(o.host_dispatch, core::Dimension::kTime);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::kInvalidInput, "--host-dispatch: " + e.message(), e.hint());
+    }
+  }
   if (o.schedule == "gpipe") st.schedule = spec::Schedule::kGpipe;
   if (o.schedule == "interleaved") st.schedule = spec::Schedule::kInterleaved;
   if (o.schedule == "zb-h1") st.schedule = spec::Schedule::kZeroBubbleH1;

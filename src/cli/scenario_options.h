@@ -21,6 +21,7 @@ struct ScenarioOptions {
   std::string grad_dtype = "bf16";
   long long global_batch_tokens = 0;
   std::string placement = "tp,cp,ep,dp,pp";
+  std::string host_dispatch;  // empty: the Strategy default
 };
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& o);

@@ -315,6 +315,8 @@ std::string_view category_name(Category category) {
       return "dp";
     case Category::kOptimizer:
       return "optimizer";
+    case Category::kHost:
+      return "host";
     case Category::kOther:
       return "other";
   }

@@ -49,11 +49,12 @@ enum class Category : std::uint8_t {
   kShardedData,   // ZeRO-3 / FSDP parameter gathers and gradient scatters
   kDataParallel,  // gradient reduction across replicas (and ZeRO-1/2 parameter gathers)
   kOptimizer,
+  kHost,  // the CPU launching kernels (a GPU waiting for it is host-bound)
   kOther,
 };
-inline constexpr int kCategories = 9;
+inline constexpr int kCategories = 10;
 
-/// "compute", "tp", "cp", "ep", "pp", "fsdp", "dp", "optimizer" or "other".
+/// "compute", "tp", "cp", "ep", "pp", "fsdp", "dp", "optimizer", "host" or "other".
 std::string_view category_name(Category category);
 
 struct Task {

@@ -18,7 +18,7 @@ std::vector<Category> time_categories(const analytic::Breakdown& b) {
   return {{"compute", b.compute_s},     {"tp_comm", b.tp_comm_s},   {"cp_comm", b.cp_comm_s},
           {"ep_comm", b.ep_comm_s},     {"pp_comm", b.pp_comm_s},   {"fsdp_comm", b.fsdp_comm_s},
           {"bubble", b.bubble_s},       {"dp_comm", b.dp_comm_s},   {"optimizer", b.optimizer_s},
-          {"other", b.other_s}};
+          {"host", b.host_s},           {"other", b.other_s}};
 }
 
 std::vector<Category> memory_categories(const workload::MemoryBreakdown& m) {

@@ -384,6 +384,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.attention", name(st.attention));
   d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
   d.field("strategy.fused_elementwise", st.fused_elementwise);
+  d.field("strategy.host_dispatch_s", st.host_dispatch_s);
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);
   std::string placement;
   for (const Axis a : st.placement) {

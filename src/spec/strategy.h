@@ -45,6 +45,11 @@ struct Strategy {
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
   bool fused_elementwise = false;  // elementwise ops fused by a compiler (torch.compile)
+  // Host (CPU) time the framework spends per kernel it launches: Python, the dispatcher and the
+  // launch call. A pass whose kernels finish faster than the host launches them runs at the host's
+  // pace. 42.4 us: mean interval between kernel launches on a host thread in real eager PyTorch
+  // training traces (tools/measure_host_dispatch.py). 0 models CUDA graphs.
+  double host_dispatch_s = 42.4e-6;
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 
   int micro_batches() const { return global_batch / (dp * micro_batch); }

@@ -90,9 +90,14 @@ class StepBuilder {
     return id;
   }
 
-  // A task on the compute stream: it waits for everything pending.
-  TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb) {
+  // A task on the compute stream: it waits for everything pending, and for the host to launch it
+  // (`host_seconds` on the host stream, which runs ahead of the GPU in launch order).
+  TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb,
+                 double host_seconds) {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
+    if (host_seconds > 0) {
+      g_.add_edge(add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb), id);
+    }
     for (TaskId dep : pending_) g_.add_edge(dep, id);
     pending_ = std::move(after_next_);
     after_next_.clear();
@@ -108,7 +113,7 @@ class StepBuilder {
   }
 
   void collective(Category category, double seconds, std::string_view name, int layer, int mb) {
-    if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb);
+    if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb, host_launch_s(s_, 1));
   }
 
   // Transfers of one rank that cross the same topology level share its links (sim/engine.h).
@@ -189,6 +194,20 @@ class StepBuilder {
     return 0;
   }
 
+  double op_host_seconds(const Op& op, const OpTime& t, Mode mode) const {
+    switch (mode) {
+      case Mode::kForward:
+        return t.host_fwd;
+      case Mode::kRecompute:
+        return recompute_share(op, st_.recompute) > 0 ? t.host_fwd : 0;
+      case Mode::kBackward:
+        return zero_bubble() ? t.host_bwd_input : t.host_bwd();
+      case Mode::kWeightGradient:
+        return t.host_bwd_weight;
+    }
+    return 0;
+  }
+
   static const char* pass_suffix(Mode mode) {
     constexpr const char* kSuffix[] = {"fwd", "recompute", "bwd", "wgrad"};
     return kSuffix[static_cast<int>(mode)];
@@ -219,7 +238,10 @@ class StepBuilder {
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
       const double seconds = op_seconds(op, p.times[i], mode);
-      if (seconds > 0) compute(TaskKind::kCompute, Category::kCompute, seconds, op_name(op, mode), layer, mb);
+      if (seconds > 0) {
+        compute(TaskKind::kCompute, Category::kCompute, seconds, op_name(op, mode), layer, mb,
+                op_host_seconds(op, p.times[i], mode));
+      }
       if (cp_ring != kNone && (k + 1 == n || !p.ops.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);
         cp_ring = kNone;
@@ -399,7 +421,7 @@ class StepBuilder {
       if (reduce > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));
     }
     pending_.insert(pending_.end(), buckets_.begin(), buckets_.end());
-    compute(TaskKind::kCompute, Category::kOptimizer, optimizer_s(s_, params), "optimizer.step", -1, -1);
+    compute(TaskKind::kCompute, Category::kOptimizer, optimizer_s(s_, params), "optimizer.step", -1, -1, 0);
     if (!st_.overlap_dp_comm) {
       collective(Category::kDataParallel, dp_gather_s(s_, params), "dp.param_gather", -1, -1);
     }
@@ -418,8 +440,8 @@ class StepBuilder {
       g_.name_rank(static_cast<std::uint32_t>(stage),
                    fmt::format("stage {} (stands for its {} symmetric ranks)", stage, peers));
     }
-    constexpr const char* kStreams[] = {"compute", "overlap", "gradients", "prefetch",
-                                        "send next", "recv prev", "send prev", "recv next"};
+    constexpr const char* kStreams[] = {"compute",   "overlap",   "gradients", "prefetch", "send next",
+                                        "recv prev", "send prev", "recv next", "host"};
     for (std::uint16_t i = 0; i < std::size(kStreams); ++i) g_.name_stream(i, kStreams[i]);
   }
 

@@ -51,6 +51,7 @@ enum Stream : std::uint16_t {
   kRecvPrevStream = 5,
   kSendPrevStream = 6,  // activation gradients to the previous stage
   kRecvNextStream = 7,
+  kHostStream = 8,      // the CPU thread launching the kernels of the compute stream
 };
 
 /// REQUIRES: s passed spec::complete_and_validate. Returns a finalized graph.

@@ -46,9 +46,21 @@ double replicated_tokens(const Scenario& s) {
   return s.strategy.sequence_parallel ? t / s.strategy.tp : t;
 }
 
-// A norm reads x and writes y (forward); backward reads x and dy and writes dx.
-Op norm(const char* name, double tokens, double hidden, double e) {
-  return memory_op(name, 2 * e * tokens * hidden, 1.5);
+// A norm reads x and writes y (forward); backward reads x and dy and writes dx. It trains a
+// scale, and LayerNorm a shift too.
+Op norm(const char* name, double tokens, double hidden, double e, spec::NormKind kind) {
+  Op op = memory_op(name, 2 * e * tokens * hidden, 1.5);
+  op.weights = 1;
+  op.biases = kind == spec::NormKind::kLayerNorm ? 1 : 0;
+  return op;
+}
+
+// A linear layer: one weight per instance, and a bias where the model has them.
+Op linear(const char* name, double m, double n, double k, double instances, double e, bool bias) {
+  Op op = gemm(name, m, n, k, instances, e);
+  op.weights = instances;
+  op.biases = bias ? instances : 0;
+  return op;
 }
 
 // Residual add: reads two tensors, writes one; backward passes the gradient through. A compiler
@@ -111,14 +123,14 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
   const double f = ffn / s.strategy.tp;
   const std::size_t up = out.count;
   if (m.mlp == MlpKind::kSwiglu) {
-    out.add(gemm(up_name, tokens, 2 * f, m.hidden, instances, e));
+    out.add(linear(up_name, tokens, 2 * f, m.hidden, instances, e, m.bias));
     // silu(gate) * up: reads two tensors, writes one; backward reads both and dy, writes two.
     out.add(memory_op(act_name, 3 * e * tokens * f * instances, 5.0 / 3.0));
   } else {
-    out.add(gemm(up_name, tokens, f, m.hidden, instances, e));
+    out.add(linear(up_name, tokens, f, m.hidden, instances, e, m.bias));
     out.add(memory_op(act_name, 2 * e * tokens * f * instances, 1.5));
   }
-  out.add(gemm(down_name, tokens, m.hidden, f, instances, e));
+  out.add(linear(down_name, tokens, m.hidden, f, instances, e, m.bias));
   return up;
 }
 
@@ -150,25 +162,25 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   const double hd = m.effective_head_dim();
   LayerOps out;
 
-  out.add(norm("attention_norm", rep, m.hidden, e));
-  out.add(gemm("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e));
+  out.add(norm("attention_norm", rep, m.hidden, e, m.norm));
+  out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
   out.ops[out.count - 1].tp_edge = BlockEdge::kStart;
   out.ops[out.count - 1].op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
   if (m.position == PositionKind::kRope) {
     out.add(memory_op("rope", 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp, 1.0));
   }
   add_attention(s, out);
-  out.add(gemm("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e));
+  out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
   out.ops[out.count - 1].op_checkpoint_recompute = 1;
   const bool fused = st.fused_elementwise;
   out.add(residual("attention_residual", rep, m.hidden, e, fused));
-  out.add(norm("mlp_norm", rep, m.hidden, e));
+  out.add(norm("mlp_norm", rep, m.hidden, e, m.norm));
   const std::size_t mlp_start = out.count;
 
   if (moe_layer) {
     const spec::MoeSpec& moe = m.moe;
-    Op router = gemm("router", tokens, moe.experts, m.hidden, 1, e);
+    Op router = linear("router", tokens, moe.experts, m.hidden, 1, e, false);
     router.fp8_capable = false;
     out.add(router);
     // Each GPU holds experts/ep experts; the EP group's tokens are spread over them, so a GPU
@@ -200,8 +212,9 @@ LayerOps embedding_ops(const Scenario& s) {
   LayerOps out;
   // Gather one row per token; backward scatter-adds the rows into the FP32 gradient.
   const double tokens = local_tokens(s);
-  out.add(memory_op("embedding", 2 * e * tokens * s.model.hidden,
-                    (e + 2 * kFp32Bytes) / (2 * e)));
+  Op op = memory_op("embedding", 2 * e * tokens * s.model.hidden, (e + 2 * kFp32Bytes) / (2 * e));
+  op.weights = s.model.position == PositionKind::kLearned ? 2 : 1;  // + learned position table
+  out.add(op);
   return out;
 }
 
@@ -211,8 +224,8 @@ LayerOps head_ops(const Scenario& s) {
   const double tokens = local_tokens(s);
   const double vocab = static_cast<double>(m.vocab) / s.strategy.tp;
   LayerOps out;
-  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e));
-  out.add(gemm("vocab_projection", tokens, vocab, m.hidden, 1, e));
+  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, m.norm));
+  out.add(linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false));
   // Vocab-parallel cross entropy: read the logits, write them as FP32, read them again for the
   // max/sum-exp; backward writes the logit gradient from the saved FP32 softmax.
   const double logits = tokens * vocab;

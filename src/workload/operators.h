@@ -46,6 +46,9 @@ struct Op {
   // every matmul output of a block except the even-numbered ones, counting wq, wk, wv, wo, then
   // w1, w3, w2 (SwiGLU) or w1, w2 (GELU); so wk, wo and w3 (or the GELU down projection) re-run.
   double op_checkpoint_recompute = 0;
+  // Trained tensors of the op (all instances). Backward launches a kernel per tensor to add its
+  // gradient into the accumulated one, and one to reduce each linear bias's gradient.
+  double weights = 0, biases = 0;
 };
 
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.

@@ -25,11 +25,24 @@ double fsdp_layer_params(const spec::Scenario& s) {
 
 }  // namespace
 
+double host_launch_s(const spec::Scenario& s, double kernels) { return kernels * s.strategy.host_dispatch_s; }
+
 OpTime op_time(const Op& op, const spec::Scenario& s) {
   const spec::GpuSpec& gpu = s.cluster.gpu;
   OpTime t;
+  // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
+  // the forward's two operands and of the backward's incoming gradient.
+  const bool fp8 = op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
+  t.host_fwd = host_launch_s(s, fp8 ? 3 : 1);
+  t.host_bwd_input = op.kind == OpKind::kMemory && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, fp8 ? 2 : 1);
+  // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
+  // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
+  // bias's gradient is a reduction over the tokens, one more kernel.
+  const double micro_batches = s.strategy.micro_batches();
+  const double accumulations = (op.weights + op.biases) * (micro_batches - 1) / micro_batches;
+  const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
+  t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   if (op.kind == OpKind::kGemm) {
-    const bool fp8 = s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
     t.fwd = cost::gemm_time_s({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu);
     t.bwd_input = cost::gemm_time_s({op.m, op.k, op.n, op.instances}, op.bytes, fp8, gpu);
     t.bwd_weight = cost::gemm_time_s({op.k, op.n, op.m, op.instances}, op.bytes, fp8, gpu);

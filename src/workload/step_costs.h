@@ -20,10 +20,16 @@ struct OpTime {
   double bwd_input = 0;   // input gradient (GEMM dgrad) and every non-GEMM backward kernel
   double bwd_weight = 0;  // weight gradient (GEMM wgrad): what zero-bubble schedules defer
   double bwd() const { return bwd_input + bwd_weight; }
+  // Host seconds spent launching the kernels of each pass (Strategy::host_dispatch_s apiece).
+  double host_fwd = 0, host_bwd_input = 0, host_bwd_weight = 0;
+  double host_bwd() const { return host_bwd_input + host_bwd_weight; }
 };
 
-/// Forward and backward time of one operator for one micro-batch.
+/// Forward and backward time of one operator for one micro-batch, on the GPU and on the host.
 OpTime op_time(const Op& op, const spec::Scenario& s);
+
+/// Host seconds to launch `kernels` kernels (a collective is one).
+double host_launch_s(const spec::Scenario& s, double kernels);
 
 /// Share of `op`'s forward that backward re-runs in a recomputed layer: full 1; selective the
 /// core attention (Korthikanti et al. 2022 §5); op every memory-bound op and the GEMM shares of

@@ -30,7 +30,7 @@ TEST(Estimate, BreakdownAddsUpToStepTime) {
   const Estimate e = estimate(scenario("llama3.1-70b", "dgx-h100", 64, 8, 4, 1, 1, 64, 4096));
   const Breakdown& b = e.breakdown;
   const double sum = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s +
-                     b.fsdp_comm_s + b.bubble_s + b.dp_comm_s + b.optimizer_s + b.other_s;
+                     b.fsdp_comm_s + b.bubble_s + b.dp_comm_s + b.optimizer_s + b.host_s + b.other_s;
   EXPECT_NEAR(sum, e.step_time_s, 1e-9 * e.step_time_s);
 }
 

@@ -109,7 +109,7 @@ TEST(Build, BreakdownAddsUpToTheSimulatedStep) {
   const analysis::Simulation sim = analysis::simulate(scenario("llama2-70b", "dgx-h100", x));
   const analytic::Breakdown& b = sim.metrics.breakdown;
   const double sum = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.fsdp_comm_s +
-                     b.bubble_s + b.dp_comm_s + b.optimizer_s + b.other_s;
+                     b.bubble_s + b.dp_comm_s + b.optimizer_s + b.host_s + b.other_s;
   EXPECT_NEAR(sum, sim.metrics.step_time_s, 1e-6);
   EXPECT_GT(b.bubble_s, 0);
   EXPECT_GT(b.dp_comm_s, 0);
