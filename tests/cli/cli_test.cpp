@@ -59,6 +59,14 @@ TEST(Cli, ImpossibleStrategyExitsOneListingEveryProblem) {
             "  tp 3 does not divide 64 heads; valid tp on this model: 1, 2, 4, 8\n");
 }
 
+TEST(Cli, HostDispatchWithoutAUnitExitsOneNamingTheOption) {
+  const Invocation r = stepcast("estimate --host-dispatch 42");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output,
+            "stepcast: error: --host-dispatch: expected a time such as \"1.5 us\", got \"42\"\n"
+            "  hint: accepted units: ns, us, ms, s\n");
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);

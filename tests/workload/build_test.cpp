@@ -76,6 +76,57 @@ TEST(Build, SimulationAgreesWithEstimateOnABalancedPipeline) {
   }
 }
 
+// A small layer on one GPU: its kernels run faster than an eager host launches them.
+spec::Scenario launch_bound(double host_dispatch_s) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 128});
+  s.strategy.host_dispatch_s = host_dispatch_s;
+  return spec::complete_and_validate(s);
+}
+
+TEST(Build, HostLaneLaunchesEveryKernelOfTheComputeStream) {
+  const graph::ExecGraph g = build(launch_bound(42.4e-6));
+  std::size_t host = 0, kernels = 0;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& t = g.task(id);
+    if (t.stream == kHostStream) {
+      ++host;
+      EXPECT_EQ(t.category, graph::Category::kHost);
+    } else if (t.stream == kComputeStream && t.category != graph::Category::kOptimizer) {
+      ++kernels;
+    }
+  }
+  EXPECT_EQ(host, kernels);
+  EXPECT_EQ(g.stream_name(kHostStream), "host");
+  const graph::ExecGraph graphs = build(launch_bound(0));
+  for (graph::TaskId id = 0; id < graphs.size(); ++id) EXPECT_NE(graphs.task(id).stream, kHostStream);
+}
+
+TEST(Build, LaunchBoundStepRunsAtTheHostsPaceInBothEngines) {
+  // The host launches kernels one after another, so a step lasts at least its launch time; with
+  // CUDA graphs (no dispatch) the same step is faster and spends nothing waiting for the host.
+  const spec::Scenario eager = launch_bound(42.4e-6), graphs = launch_bound(0);
+  const graph::ExecGraph g = build(eager);
+  double launch_s = 0;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    if (g.task(id).stream == kHostStream) launch_s += g.task(id).duration_ns * 1e-9;
+  }
+  const analysis::Simulation sim = analysis::simulate(eager);
+  EXPECT_GE(sim.metrics.step_time_s, launch_s);
+  EXPECT_GT(sim.metrics.breakdown.host_s, 0);
+  EXPECT_LT(simulated(graphs), sim.metrics.step_time_s);
+  const analytic::Estimate e = analytic::estimate(eager);
+  EXPECT_GT(e.breakdown.host_s, 0);
+  EXPECT_EQ(analytic::estimate(graphs).breakdown.host_s, 0);
+  EXPECT_NEAR(e.step_time_s, sim.metrics.step_time_s, 0.25 * sim.metrics.step_time_s);
+}
+
+TEST(Build, LargeKernelsHideTheHost) {
+  // Llama 3.1 8B at 8k tokens per micro-batch: every pass is GPU-bound, so host dispatch costs
+  // nothing in the closed form.
+  const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 8, .tp = 1, .global_batch = 8, .seq = 8192});
+  EXPECT_EQ(analytic::estimate(s).breakdown.host_s, 0);
+}
+
 TEST(Build, ZeroBubbleIsFasterThanOneFOneB) {
   Shape x{.gpus = 32, .tp = 8, .pp = 4, .global_batch = 16};
   const double one_f_one_b = simulated(scenario("llama2-70b", "dgx-h100", x));
