@@ -38,6 +38,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--schedule", o.schedule, "Pipeline schedule (default 1f1b; interleaved when --vp > 1)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
   cmd.add_option("--attention", o.attention, "Attention kernel")->check(CLI::IsMember({"flash", "unfused"}))->capture_default_str();
+  cmd.add_option("--elementwise", o.elementwise,
+                 "Elementwise ops: fused kernels (Megatron), eager PyTorch reference code, or compiled")
+      ->check(CLI::IsMember({"fused", "eager", "compiled"}))->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
@@ -101,6 +104,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;
   st.grad_reduce_dtype = o.grad_dtype == "fp32" ? spec::Dtype::kFp32 : spec::Dtype::kBf16;
   st.attention = o.attention == "unfused" ? spec::AttentionKernel::kUnfused : spec::AttentionKernel::kFlash;
+  st.elementwise = o.elementwise == "eager"      ? spec::Elementwise::kEager
+                   : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
+                                                 : spec::Elementwise::kFusedKernels;
   if (!o.host_dispatch.empty()) {
     try {
       st.host_dispatch_s = core::parse_quantity(o.host_dispatch, core::Dimension::kTime);

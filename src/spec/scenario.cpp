@@ -17,6 +17,10 @@ namespace stepcast::spec {
 const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
 const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
 const char* name(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
+const char* name(Elementwise k) {
+  constexpr const char* kNames[] = {"fused", "eager", "compiled"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(PositionKind k) {
   constexpr const char* kNames[] = {"learned", "rope", "alibi", "none"};
   return kNames[static_cast<int>(k)];
@@ -383,7 +387,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.grad_reduce_dtype", name(st.grad_reduce_dtype));
   d.field("strategy.attention", name(st.attention));
   d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
-  d.field("strategy.fused_elementwise", st.fused_elementwise);
+  d.field("strategy.elementwise", name(st.elementwise));
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);
   std::string placement;

@@ -20,6 +20,11 @@ enum class Dtype { kFp32, kBf16, kFp16, kFp8 };
 /// The attention kernel the framework runs: fused FlashAttention (2022+) or the unfused
 /// matmul-softmax-matmul of earlier Megatron releases, which writes the s x s score matrix to HBM.
 enum class AttentionKernel { kFlash, kUnfused };
+/// How the framework runs the elementwise ops around the GEMMs: one hand-fused kernel per op
+/// (Megatron, apex, Transformer Engine, llm-foundry); eager PyTorch reference code (torchtitan and
+/// Hugging Face Llama without compile: RMSNorm, RoPE and SwiGLU as chains of FP32 kernels); or
+/// compiled (torch.compile fuses each chain and the residual add into the next norm).
+enum class Elementwise { kFusedKernels, kEager, kCompiled };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };
 
@@ -44,7 +49,7 @@ struct Strategy {
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
-  bool fused_elementwise = false;  // elementwise ops fused by a compiler (torch.compile)
+  Elementwise elementwise = Elementwise::kFusedKernels;
   // Host (CPU) time the framework spends per kernel it launches: Python, the dispatcher and the
   // launch call. A pass whose kernels finish faster than the host launches them runs at the host's
   // pace. 42.4 us: mean interval between kernel launches on a host thread in real eager PyTorch

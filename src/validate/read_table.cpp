@@ -14,6 +14,7 @@ namespace {
 using spec::AttentionKernel;
 using spec::Axis;
 using spec::Dtype;
+using spec::Elementwise;
 using spec::Recompute;
 using spec::Schedule;
 
@@ -106,6 +107,7 @@ struct Software {
   Recompute unstated_recompute = Recompute::kNone;  // when the row's recompute cell is empty
   Recompute selective = Recompute::kSelective;       // what a plain "selective" cell means
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
+  Elementwise elementwise = Elementwise::kFusedKernels;
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
@@ -138,6 +140,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // torchtitan's "selective" is its op-level policy unless the row says otherwise: its Llama
     // configs set selective_ac_option = 'op' (train_configs/llama3_8b.toml).
     sw.selective = Recompute::kOp;
+    // Its Llama model is PyTorch reference code (torchtitan/models/llama/model.py, norms.py):
+    // run eagerly unless the row names torch.compile.
+    sw.elementwise = contains(model, "compile") ? Elementwise::kCompiled : Elementwise::kEager;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
   }
@@ -272,7 +277,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.placement = sw.placement;
   st.overlap_tp_comm = contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;
-  st.fused_elementwise = contains(c.model, "compile");
+  st.elementwise = contains(c.model, "compile") ? Elementwise::kCompiled : sw.elementwise;
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");

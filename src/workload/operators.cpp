@@ -6,6 +6,7 @@ namespace stepcast::workload {
 namespace {
 
 using spec::AttentionKernel;
+using spec::Elementwise;
 using spec::MlpKind;
 using spec::PositionKind;
 using spec::Scenario;
@@ -46,13 +47,38 @@ double replicated_tokens(const Scenario& s) {
   return s.strategy.sequence_parallel ? t / s.strategy.tp : t;
 }
 
-// A norm reads x and writes y (forward); backward reads x and dy and writes dx. It trains a
-// scale, and LayerNorm a shift too.
-Op norm(const char* name, double tokens, double hidden, double e, spec::NormKind kind) {
-  Op op = memory_op(name, 2 * e * tokens * hidden, 1.5);
-  op.weights = 1;
-  op.biases = kind == spec::NormKind::kLayerNorm ? 1 : 0;
+// A memory-bound op run as a chain of `launches` kernels forward and `bwd_launches` backward.
+Op eager_chain(const char* name, double bytes, double bwd_bytes, double launches, double bwd_launches) {
+  Op op = memory_op(name, bytes, bwd_bytes / bytes);
+  op.launches = launches;
+  op.bwd_launches = bwd_launches;
   return op;
+}
+
+bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kEager; }
+
+// A norm reads x and writes y (forward); backward reads x and dy and writes dx. It trains a
+// scale, and LayerNorm a shift too. Eager RMSNorm (torchtitan norms.py, Hugging Face
+// LlamaRMSNorm) is x.float(), pow(2), mean, rsqrt, multiply, type_as, times the weight: per
+// element 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes in 8 kernels; its autograd backward reads and writes
+// FP32 gradients through the same chain and sums the two paths into dx: about 64 bytes in 12.
+// LayerNorm runs as one native kernel either way.
+Op norm(const char* name, double tokens, double hidden, double e, const Scenario& s) {
+  const double elements = tokens * hidden;
+  Op op = eager(s) && s.model.norm == spec::NormKind::kRmsNorm
+              ? eager_chain(name, 36 * elements, 64 * elements, 8, 12)
+              : memory_op(name, 2 * e * elements, 1.5);
+  op.weights = 1;
+  op.biases = s.model.norm == spec::NormKind::kLayerNorm ? 1 : 0;
+  return op;
+}
+
+// RoPE on q and k. Fused: read and write each element once. Eager (torchtitan
+// apply_rotary_emb): x.float(), complex multiply, type_as per tensor, 6 + 8 + 6 = 20 bytes per
+// element in 3 kernels, and the same backward.
+Op rope(double elements, double e, const Scenario& s, double tensors) {
+  if (eager(s)) return eager_chain("rope", 20 * elements, 20 * elements, 3 * tensors, 3 * tensors);
+  return memory_op("rope", 2 * e * elements, 1.0);
 }
 
 // A linear layer: one weight per instance, and a bias where the model has them.
@@ -125,7 +151,11 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
   if (m.mlp == MlpKind::kSwiglu) {
     out.add(linear(up_name, tokens, 2 * f, m.hidden, instances, e, m.bias));
     // silu(gate) * up: reads two tensors, writes one; backward reads both and dy, writes two.
-    out.add(memory_op(act_name, 3 * e * tokens * f * instances, 5.0 / 3.0));
+    // Eager (F.silu(w1(x)) * w3(x)): silu writes its output and the product reads it back, 5e
+    // bytes per element in 2 kernels; backward 9e in 3 (both products and silu's derivative).
+    const double elements = tokens * f * instances;
+    out.add(eager(s) ? eager_chain(act_name, 5 * e * elements, 9 * e * elements, 2, 3)
+                     : memory_op(act_name, 3 * e * elements, 5.0 / 3.0));
   } else {
     out.add(linear(up_name, tokens, f, m.hidden, instances, e, m.bias));
     out.add(memory_op(act_name, 2 * e * tokens * f * instances, 1.5));
@@ -162,20 +192,28 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   const double hd = m.effective_head_dim();
   LayerOps out;
 
-  out.add(norm("attention_norm", rep, m.hidden, e, m.norm));
+  out.add(norm("attention_norm", rep, m.hidden, e, s));
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
   out.ops[out.count - 1].tp_edge = BlockEdge::kStart;
   out.ops[out.count - 1].op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
-  if (m.position == PositionKind::kRope) {
-    out.add(memory_op("rope", 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp, 1.0));
+  if (m.position == PositionKind::kRope) out.add(rope(tokens * (m.heads + m.kv_heads) * hd / st.tp, e, s, 2));
+  if (eager(s) && m.kv_heads < m.heads) {
+    // repeat_kv: expand + reshape copies k and v out to every query head; backward sums them back.
+    const double bytes = 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp;
+    out.add(eager_chain("repeat_kv", bytes, bytes, 2, 2));
   }
   add_attention(s, out);
+  if (eager(s)) {
+    // output.transpose(1, 2).contiguous(): the attention output is copied back to token-major.
+    const double bytes = 2 * e * tokens * m.heads * hd / st.tp;
+    out.add(eager_chain("attention_transpose", bytes, bytes, 1, 1));
+  }
   out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
   out.ops[out.count - 1].op_checkpoint_recompute = 1;
-  const bool fused = st.fused_elementwise;
+  const bool fused = st.elementwise == Elementwise::kCompiled;
   out.add(residual("attention_residual", rep, m.hidden, e, fused));
-  out.add(norm("mlp_norm", rep, m.hidden, e, m.norm));
+  out.add(norm("mlp_norm", rep, m.hidden, e, s));
   const std::size_t mlp_start = out.count;
 
   if (moe_layer) {
@@ -224,7 +262,7 @@ LayerOps head_ops(const Scenario& s) {
   const double tokens = local_tokens(s);
   const double vocab = static_cast<double>(m.vocab) / s.strategy.tp;
   LayerOps out;
-  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, m.norm));
+  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, s));
   out.add(linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false));
   // Vocab-parallel cross entropy: read the logits, write them as FP32, read them again for the
   // max/sum-exp; backward writes the logit gradient from the saved FP32 softmax.

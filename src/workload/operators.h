@@ -49,6 +49,9 @@ struct Op {
   // Trained tensors of the op (all instances). Backward launches a kernel per tensor to add its
   // gradient into the accumulated one, and one to reduce each linear bias's gradient.
   double weights = 0, biases = 0;
+  // Kernels a memory-bound op launches per forward and per backward: eager PyTorch runs an op as a
+  // chain of kernels (Strategy::Elementwise).
+  double launches = 1, bwd_launches = 1;
 };
 
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.

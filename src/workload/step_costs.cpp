@@ -33,8 +33,9 @@ OpTime op_time(const Op& op, const spec::Scenario& s) {
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
   // the forward's two operands and of the backward's incoming gradient.
   const bool fp8 = op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
-  t.host_fwd = host_launch_s(s, fp8 ? 3 : 1);
-  t.host_bwd_input = op.kind == OpKind::kMemory && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, fp8 ? 2 : 1);
+  const bool chain = op.kind == OpKind::kMemory;
+  t.host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 3 : 1);
+  t.host_bwd_input = chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 2 : 1);
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
   // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
   // bias's gradient is a reduction over the tokens, one more kernel.

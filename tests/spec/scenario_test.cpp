@@ -298,7 +298,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.grad_reduce_dtype = bf16\n"
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
-            "strategy.fused_elementwise = false\n"
+            "strategy.elementwise = fused\n"
     "strategy.host_dispatch_s = 4.24e-05\n"
             "strategy.overlap_dp_comm = true\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");

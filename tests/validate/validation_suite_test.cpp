@@ -35,10 +35,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.18},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.21},
                      {"Llama3Herd2024_Table4", 0.075},
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.45},
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.365},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.42},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.46);
+  EXPECT_LE(r.overall.mape, 0.44);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
@@ -55,10 +55,10 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.175},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.20},
                      {"Llama3Herd2024_Table4", 0.065},
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.38},
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.365},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.35},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.44);
+  EXPECT_LE(r.overall.mape, 0.42);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

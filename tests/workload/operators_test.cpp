@@ -1,0 +1,61 @@
+#include "workload/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "analytic/estimate.h"
+#include "spec/presets.h"
+
+namespace stepcast::workload {
+namespace {
+
+spec::Scenario scenario(const char* model, spec::Elementwise elementwise) {
+  spec::Scenario s;
+  s.model = spec::model_preset(model);
+  s.cluster = spec::cluster_preset("dgx-h100");
+  s.gpus = 8;
+  s.strategy.tp = 1;
+  s.strategy.global_batch = 8;
+  s.strategy.seq_len = 4096;
+  s.strategy.elementwise = elementwise;
+  return spec::complete_and_validate(s);
+}
+
+const Op& find(const LayerOps& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (name == op.name) return op;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return *ops.begin();
+}
+
+TEST(Operators, EagerRmsNormIsAChainOfFp32Kernels) {
+  const LayerOps fused = layer_ops(scenario("llama3.1-8b", spec::Elementwise::kFusedKernels), false);
+  const LayerOps eager = layer_ops(scenario("llama3.1-8b", spec::Elementwise::kEager), false);
+  // x.float(), pow, mean, x * rsqrt, type_as, * weight: 36 bytes per element against 4 fused.
+  EXPECT_DOUBLE_EQ(find(eager, "attention_norm").bytes, 9 * find(fused, "attention_norm").bytes);
+  EXPECT_EQ(find(eager, "attention_norm").launches, 8);
+  EXPECT_EQ(find(fused, "attention_norm").launches, 1);
+  // GQA (8 of 32 heads): eager code copies k and v out to every head, and the attention output
+  // back to token-major order; fused kernels do neither.
+  EXPECT_EQ(eager.count, fused.count + 2);
+  EXPECT_GT(find(eager, "repeat_kv").bytes, 0);
+  EXPECT_GT(find(eager, "attention_transpose").bytes, 0);
+}
+
+TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
+  const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
+  const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
+  EXPECT_DOUBLE_EQ(find(eager, "attention_norm").bytes, find(fused, "attention_norm").bytes);
+  EXPECT_EQ(find(eager, "attention_norm").launches, 1);
+}
+
+TEST(Operators, CompiledIsFasterThanFusedKernelsWhichAreFasterThanEager) {
+  const auto step = [](spec::Elementwise e) { return analytic::estimate(scenario("llama3.1-8b", e)).step_time_s; };
+  EXPECT_LT(step(spec::Elementwise::kCompiled), step(spec::Elementwise::kFusedKernels));
+  EXPECT_LT(step(spec::Elementwise::kFusedKernels), step(spec::Elementwise::kEager));
+}
+
+}  // namespace
+}  // namespace stepcast::workload
