@@ -96,7 +96,10 @@ class StepBuilder {
                  double host_seconds) {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
     if (host_seconds > 0) {
-      g_.add_edge(add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb), id);
+      const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb);
+      if (host_syncs_ && last_ != kNone) g_.add_edge(last_, launch);
+      host_syncs_ = false;
+      g_.add_edge(launch, id);
     }
     for (TaskId dep : pending_) g_.add_edge(dep, id);
     pending_ = std::move(after_next_);
@@ -313,6 +316,10 @@ class StepBuilder {
   void allocate(double bytes) { g_.mutable_task(last_).memory_delta += bytes; }
 
   void forward(int model_chunk, int mb) {
+    // The stages that load the micro-batch (tokens on the first, labels on the last) wait for the
+    // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy
+    // from pageable host memory synchronises the stream.
+    host_syncs_ = model_chunk == 0 || model_chunk == chunks_ - 1;
     if (model_chunk > 0) receive(false, model_chunk, mb);
     if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
@@ -463,6 +470,7 @@ class StepBuilder {
   int stage_ = 0;
   TaskId last_ = kNone;             // the last task on the compute stream
   TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
+  bool host_syncs_ = false;         // the next launch waits for the GPU to finish its work
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these

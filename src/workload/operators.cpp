@@ -62,12 +62,15 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // LlamaRMSNorm) is x.float(), pow(2), mean, rsqrt, multiply, type_as, times the weight: per
 // element 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes in 8 kernels; its autograd backward reads and writes
 // FP32 gradients through the same chain and sums the two paths into dx: about 64 bytes in 12.
-// LayerNorm runs as one native kernel either way.
+// LayerNorm runs as one native kernel either way. A fused norm's backward is three kernels: the
+// input gradient, per-block partial weight gradients and their reduction (apex
+// layer_norm_cuda_kernel.cu: cuComputeGradInput, cuComputePartGradGammaBeta,
+// cuComputeGradGammaBeta).
 Op norm(const char* name, double tokens, double hidden, double e, const Scenario& s) {
   const double elements = tokens * hidden;
   Op op = eager(s) && s.model.norm == spec::NormKind::kRmsNorm
               ? eager_chain(name, 36 * elements, 64 * elements, 8, 12)
-              : memory_op(name, 2 * e * elements, 1.5);
+              : eager_chain(name, 2 * e * elements, 3 * e * elements, 1, 3);
   op.weights = 1;
   op.biases = s.model.norm == spec::NormKind::kLayerNorm ? 1 : 0;
   return op;
@@ -126,12 +129,15 @@ void add_attention(const Scenario& s, LayerOps& out) {
     return;
   }
   // Unfused attention (Megatron-LM before FlashAttention): the full s x s score matrix is
-  // written to HBM, softmaxed, dropped out and multiplied by V. No causal skipping.
+  // written to HBM, softmaxed, dropped out and multiplied by V. No causal skipping. The context
+  // comes out head-major and is copied back to token-major order (permute(...).contiguous()).
   const double elements = queries * keys * instances;
+  const double context = 2 * e * queries * hd * instances;
   Op ops[] = {gemm("attention_scores", queries, keys, hd, instances, e),
               memory_op("softmax", 2 * e * elements, 1.5),
               memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
-              gemm("attention_values", queries, hd, keys, instances, e)};
+              gemm("attention_values", queries, hd, keys, instances, e),
+              memory_op("context_transpose", context, 1.0)};
   for (Op& op : ops) {
     op.fp8_capable = false;
     op.core_attention = true;

@@ -7,6 +7,7 @@
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
+#include "sim/engine.h"
 #include "spec/presets.h"
 #include "workload/memory.h"
 
@@ -118,6 +119,22 @@ TEST(Build, LaunchBoundStepRunsAtTheHostsPaceInBothEngines) {
   EXPECT_GT(e.breakdown.host_s, 0);
   EXPECT_EQ(analytic::estimate(graphs).breakdown.host_s, 0);
   EXPECT_NEAR(e.step_time_s, sim.metrics.step_time_s, 0.25 * sim.metrics.step_time_s);
+}
+
+TEST(Build, HostWaitsForTheGpuBeforeLoadingEachMicroBatch) {
+  // Loading a micro-batch synchronises the host with the GPU (Megatron's broadcast_data copies
+  // the sizes back with .cpu()), so the host cannot launch micro-batch k before k - 1 has run.
+  const graph::ExecGraph g = build(launch_bound(42.4e-6));
+  const sim::Timeline t = sim::run(g);
+  std::vector<sim::Time> gpu_end(4, 0), first_launch(4, -1);
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& task = g.task(id);
+    if (task.micro_batch < 0) continue;
+    const auto mb = static_cast<std::size_t>(task.micro_batch);
+    if (task.stream == kComputeStream) gpu_end[mb] = std::max(gpu_end[mb], t.spans[id].end_ns);
+    if (task.stream == kHostStream && first_launch[mb] < 0) first_launch[mb] = t.spans[id].start_ns;
+  }
+  for (std::size_t mb = 1; mb < 4; ++mb) EXPECT_GE(first_launch[mb], gpu_end[mb - 1]) << mb;
 }
 
 TEST(Build, LargeKernelsHideTheHost) {
