@@ -80,6 +80,14 @@ analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
   sim::Time cursor = 0;
   auto wait = [&](sim::Time gap, TaskId cause) {
     const double seconds = gap * kSecondsPerNs;
+    // A launch the host made late because it was synchronising with a transfer (Megatron waits
+    // for every pipeline receive) counts as what the transfer waited for, not as host time.
+    if (cause != kNone && g.task(cause).category == Category::kHost) {
+      const TaskId sync = binding_predecessor(g, t, cause);
+      const bool transfer = sync != kNone && g.task(sync).category != Category::kCompute &&
+                            g.task(sync).category != Category::kHost;
+      if (transfer && t.spans[sync].end_ns >= t.spans[cause].start_ns) cause = sync;
+    }
     if (cause == kNone || g.task(cause).category == Category::kCompute) {
       b.bubble_s += seconds;
     } else if (g.task(cause).category == Category::kPipeline) {

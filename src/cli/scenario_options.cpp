@@ -41,6 +41,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--elementwise", o.elementwise,
                  "Elementwise ops: fused kernels (Megatron), eager PyTorch reference code, or compiled")
       ->check(CLI::IsMember({"fused", "eager", "compiled"}))->capture_default_str();
+  cmd.add_flag("--no-pipeline-sync{false}", st.pipeline_host_sync,
+               "The host does not wait for the GPU after pipeline transfers (PyTorch pipelining; "
+               "Megatron synchronises)");
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");

@@ -55,6 +55,9 @@ struct Strategy {
   // pace. 42.4 us: mean interval between kernel launches on a host thread in real eager PyTorch
   // training traces (tools/measure_host_dispatch.py). 0 models CUDA graphs.
   double host_dispatch_s = 42.4e-6;
+  // The host synchronises with the GPU after each pipeline send/receive (Megatron's
+  // batch_p2p_sync); PyTorch's pipelining library waits on streams instead.
+  bool pipeline_host_sync = true;
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 
   int micro_batches() const { return global_batch / (dp * micro_batch); }

@@ -108,6 +108,7 @@ struct Software {
   Recompute selective = Recompute::kSelective;       // what a plain "selective" cell means
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   Elementwise elementwise = Elementwise::kFusedKernels;
+  bool pipeline_host_sync = true;
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
@@ -143,6 +144,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // Its Llama model is PyTorch reference code (torchtitan/models/llama/model.py, norms.py):
     // run eagerly unless the row names torch.compile.
     sw.elementwise = contains(model, "compile") ? Elementwise::kCompiled : Elementwise::kEager;
+    sw.pipeline_host_sync = false;  // torch.distributed.pipelining waits on streams, not the host
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
   }
@@ -278,6 +280,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.overlap_tp_comm = contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;
   st.elementwise = contains(c.model, "compile") ? Elementwise::kCompiled : sw.elementwise;
+  st.pipeline_host_sync = sw.pipeline_host_sync;
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");

@@ -97,8 +97,8 @@ class StepBuilder {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
     if (host_seconds > 0) {
       const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb);
-      if (host_syncs_ && last_ != kNone) g_.add_edge(last_, launch);
-      host_syncs_ = false;
+      for (TaskId wait : host_waits_) g_.add_edge(wait, launch);
+      host_waits_.clear();
       g_.add_edge(launch, id);
     }
     for (TaskId dep : pending_) g_.add_edge(dep, id);
@@ -295,6 +295,22 @@ class StepBuilder {
     if (rendezvous_ && last_ != kNone) g_.add_edge(last_, id);
     recvs_[transfer_index(backward, model_chunk, mb)] = id;
     pending_.push_back(id);
+    pipeline_sync(id);
+  }
+
+  // The host waits for `id` (when it launches at all) before its next launch.
+  void host_waits_for(TaskId id) {
+    if (id != kNone && st_.host_dispatch_s > 0) host_waits_.push_back(id);
+  }
+
+  // Megatron synchronises the device after every pipeline send/receive (torch.cuda.synchronize()
+  // after batch_isend_irecv, "to protect against race condition"), so its host cannot run ahead
+  // of a pipeline transfer.
+  void pipeline_sync(TaskId transfer) {
+    if (!st_.pipeline_host_sync) return;
+    host_waits_for(transfer);
+    host_waits_for(last_);
+    host_waits_for(last_send_);
   }
 
   void send(bool backward, int to_chunk, int mb) {
@@ -305,6 +321,7 @@ class StepBuilder {
     // transfer blocks the sender; the receiver posted its receive early and waits only for data.
     pending_.push_back(id);
     sends_[transfer_index(backward, to_chunk, mb)] = id;
+    last_send_ = id;
   }
 
   void edge_ops(const PricedLayer& p, Mode mode, int mb) { run_ops(p, mode, -1, mb); }
@@ -319,7 +336,7 @@ class StepBuilder {
     // The stages that load the micro-batch (tokens on the first, labels on the last) wait for the
     // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy
     // from pageable host memory synchronises the stream.
-    host_syncs_ = model_chunk == 0 || model_chunk == chunks_ - 1;
+    if (model_chunk == 0 || model_chunk == chunks_ - 1) host_waits_for(last_);
     if (model_chunk > 0) receive(false, model_chunk, mb);
     if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
@@ -384,7 +401,8 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
-    last_ = prefetch_anchor_ = kNone;
+    last_ = prefetch_anchor_ = last_send_ = kNone;
+    host_waits_.clear();
     pending_.clear();
     after_next_.clear();
     buckets_.clear();
@@ -470,7 +488,8 @@ class StepBuilder {
   int stage_ = 0;
   TaskId last_ = kNone;             // the last task on the compute stream
   TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
-  bool host_syncs_ = false;         // the next launch waits for the GPU to finish its work
+  std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
+  TaskId last_send_ = kNone;
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -135,6 +136,36 @@ TEST(Build, HostWaitsForTheGpuBeforeLoadingEachMicroBatch) {
     if (task.stream == kHostStream && first_launch[mb] < 0) first_launch[mb] = t.spans[id].start_ns;
   }
   for (std::size_t mb = 1; mb < 4; ++mb) EXPECT_GE(first_launch[mb], gpu_end[mb - 1]) << mb;
+}
+
+// Host launches that follow a pipeline receive in program order, and whether each started only
+// after that receive ended.
+std::vector<bool> launches_after_receives_wait(bool pipeline_host_sync) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 2, .tp = 1, .pp = 2, .global_batch = 4, .seq = 128});
+  s.strategy.pipeline_host_sync = pipeline_host_sync;
+  const graph::ExecGraph g = build(spec::complete_and_validate(s));
+  const sim::Timeline t = sim::run(g);
+  std::vector<bool> waited;
+  std::vector<graph::TaskId> open(2, 0xffffffffu);
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& task = g.task(id);
+    if (task.kind == graph::TaskKind::kRecv) open[task.rank] = id;
+    if (task.stream == kHostStream && open[task.rank] != 0xffffffffu) {
+      waited.push_back(t.spans[id].start_ns >= t.spans[open[task.rank]].end_ns);
+      open[task.rank] = 0xffffffffu;
+    }
+  }
+  return waited;
+}
+
+TEST(Build, MegatronsHostWaitsForEveryPipelineReceive) {
+  // Megatron calls torch.cuda.synchronize() after each batch_isend_irecv; PyTorch's pipelining
+  // library does not, and its host launches ahead of the data.
+  const std::vector<bool> megatron = launches_after_receives_wait(true);
+  ASSERT_FALSE(megatron.empty());
+  for (bool waited : megatron) EXPECT_TRUE(waited);
+  const std::vector<bool> pipelining = launches_after_receives_wait(false);
+  EXPECT_NE(std::count(pipelining.begin(), pipelining.end(), false), 0);
 }
 
 TEST(Build, LargeKernelsHideTheHost) {
