@@ -39,8 +39,9 @@ OpTime op_time(const Op& op, const spec::Scenario& s) {
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
   // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
   // bias's gradient is a reduction over the tokens, one more kernel.
-  const double micro_batches = s.strategy.micro_batches();
-  const double accumulations = (op.weights + op.biases) * (micro_batches - 1) / micro_batches;
+  const double tensors = op.weights + op.biases;
+  const double micro_batches = tensors > 0 ? s.strategy.micro_batches() : 1;
+  const double accumulations = tensors * (micro_batches - 1) / micro_batches;
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
   t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   if (op.kind == OpKind::kGemm) {
