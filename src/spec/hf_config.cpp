@@ -146,6 +146,14 @@ class Fields {
     return root_.at(key).get<bool>();
   }
 
+  // A probability in [0, 1].
+  double optional_probability(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = root_.at(key);
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) wrong_type(key, "a probability in [0, 1]");
+    return v.get<double>();
+  }
+
   std::optional<std::string> optional_string(const char* key) const {
     if (!has(key)) return std::nullopt;
     if (!root_.at(key).is_string()) wrong_type(key, "a string");
@@ -355,6 +363,7 @@ ModelSpec read_gpt2(const Fields& f) {
   m.position = PositionKind::kLearned;
   m.tied_embeddings = f.optional_bool("tie_word_embeddings", true);
   m.bias = true;
+  m.hidden_dropout = f.optional_probability("resid_pdrop", 0.1);  // GPT2Config default
   return m;
 }
 
@@ -373,6 +382,7 @@ ModelSpec read_gpt_neox(const Fields& f) {
   m.position = PositionKind::kRope;
   m.tied_embeddings = f.optional_bool("tie_word_embeddings", false);
   m.bias = true;
+  m.hidden_dropout = f.optional_probability("hidden_dropout", 0);  // GPTNeoXConfig default
   return m;
 }
 

@@ -330,6 +330,7 @@ std::string dump(const Scenario& sc) {
   d.field("model.norm", name(m.norm));
   d.field("model.position", name(m.position));
   d.field("model.tied_embeddings", m.tied_embeddings);
+  d.field("model.hidden_dropout", m.hidden_dropout);
   d.field("model.bias", m.bias);
   d.field("model.moe.experts", m.moe.experts);
   d.field("model.moe.top_k", m.moe.top_k);

@@ -207,6 +207,7 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
     m.position = spec::PositionKind::kLearned;
     m.bias = true;
     m.tied_embeddings = true;
+    m.hidden_dropout = 0.1;  // Megatron-LM's --hidden-dropout default
   }
   return m;
 }
@@ -319,6 +320,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   m.max_seq = r.required("sequence length");
   m.bias = true;
   m.tied_embeddings = true;
+  m.hidden_dropout = 0.1;  // vTrain's layer passes 0.1 to bias_dropout_add (src/model/gpt_modeling.py)
   m.name = "GPT h" + std::to_string(m.hidden) + " L" + std::to_string(m.layers);
   c.model = m.name;
   s.cluster = spec::cluster_preset(options.cluster.empty() ? "dgx-a100-80g" : options.cluster);

@@ -67,6 +67,8 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   // MLP block: norm input, up-projection input, activation input(s), down-projection input.
   bytes += e * rep * h + e * rep * h;
   bytes += e * tokens * ffn_width * (act_inputs + 1) / t;
+  // The two residual dropout masks, a byte per element each (Korthikanti et al. 2022, eq. 1).
+  if (m.hidden_dropout > 0) bytes += 2 * rep * h;
   return bytes;
 }
 

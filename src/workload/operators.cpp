@@ -48,7 +48,7 @@ double replicated_tokens(const Scenario& s) {
 }
 
 // A memory-bound op run as a chain of `launches` kernels forward and `bwd_launches` backward.
-Op eager_chain(const char* name, double bytes, double bwd_bytes, double launches, double bwd_launches) {
+Op kernel_chain(const char* name, double bytes, double bwd_bytes, double launches, double bwd_launches) {
   Op op = memory_op(name, bytes, bwd_bytes / bytes);
   op.launches = launches;
   op.bwd_launches = bwd_launches;
@@ -69,8 +69,8 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 Op norm(const char* name, double tokens, double hidden, double e, const Scenario& s) {
   const double elements = tokens * hidden;
   Op op = eager(s) && s.model.norm == spec::NormKind::kRmsNorm
-              ? eager_chain(name, 36 * elements, 64 * elements, 8, 12)
-              : eager_chain(name, 2 * e * elements, 3 * e * elements, 1, 3);
+              ? kernel_chain(name, 36 * elements, 64 * elements, 8, 12)
+              : kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3);
   op.weights = 1;
   op.biases = s.model.norm == spec::NormKind::kLayerNorm ? 1 : 0;
   return op;
@@ -80,7 +80,7 @@ Op norm(const char* name, double tokens, double hidden, double e, const Scenario
 // apply_rotary_emb): x.float(), complex multiply, type_as per tensor, 6 + 8 + 6 = 20 bytes per
 // element in 3 kernels, and the same backward.
 Op rope(double elements, double e, const Scenario& s, double tensors) {
-  if (eager(s)) return eager_chain("rope", 20 * elements, 20 * elements, 3 * tensors, 3 * tensors);
+  if (eager(s)) return kernel_chain("rope", 20 * elements, 20 * elements, 3 * tensors, 3 * tensors);
   return memory_op("rope", 2 * e * elements, 1.0);
 }
 
@@ -95,8 +95,13 @@ Op linear(const char* name, double m, double n, double k, double instances, doub
 // Residual add: reads two tensors, writes one; backward passes the gradient through. A compiler
 // (torch.compile) fuses it into the following norm, which then reads x and the residual and
 // writes their sum and the normalised output: one extra read and write instead of three.
-Op residual(const char* name, double tokens, double hidden, double e, bool fused) {
-  return memory_op(name, (fused ? 2 : 3) * e * tokens * hidden, 1.0);
+// With hidden dropout (Megatron's fused bias-dropout-add) the add also writes a 1-byte mask, and
+// backward adds a kernel that multiplies the gradient by the mask (reads e + 1, writes e).
+Op residual(const char* name, double tokens, double hidden, double e, bool fused, bool dropout) {
+  const double elements = tokens * hidden;
+  const double add = (fused ? 2 : 3) * e * elements;
+  if (!dropout) return memory_op(name, add, 1.0);
+  return kernel_chain(name, add + kMaskBytes * elements, 3 * e * elements + (2 * e + kMaskBytes) * elements, 1, 2);
 }
 
 void add_attention(const Scenario& s, LayerOps& out) {
@@ -160,7 +165,7 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
     // Eager (F.silu(w1(x)) * w3(x)): silu writes its output and the product reads it back, 5e
     // bytes per element in 2 kernels; backward 9e in 3 (both products and silu's derivative).
     const double elements = tokens * f * instances;
-    out.add(eager(s) ? eager_chain(act_name, 5 * e * elements, 9 * e * elements, 2, 3)
+    out.add(eager(s) ? kernel_chain(act_name, 5 * e * elements, 9 * e * elements, 2, 3)
                      : memory_op(act_name, 3 * e * elements, 5.0 / 3.0));
   } else {
     out.add(linear(up_name, tokens, f, m.hidden, instances, e, m.bias));
@@ -206,19 +211,20 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   if (eager(s) && m.kv_heads < m.heads) {
     // repeat_kv: expand + reshape copies k and v out to every query head; backward sums them back.
     const double bytes = 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp;
-    out.add(eager_chain("repeat_kv", bytes, bytes, 2, 2));
+    out.add(kernel_chain("repeat_kv", bytes, bytes, 2, 2));
   }
   add_attention(s, out);
   if (eager(s)) {
     // output.transpose(1, 2).contiguous(): the attention output is copied back to token-major.
     const double bytes = 2 * e * tokens * m.heads * hd / st.tp;
-    out.add(eager_chain("attention_transpose", bytes, bytes, 1, 1));
+    out.add(kernel_chain("attention_transpose", bytes, bytes, 1, 1));
   }
   out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
   out.ops[out.count - 1].op_checkpoint_recompute = 1;
   const bool fused = st.elementwise == Elementwise::kCompiled;
-  out.add(residual("attention_residual", rep, m.hidden, e, fused));
+  const bool dropout = m.hidden_dropout > 0;
+  out.add(residual("attention_residual", rep, m.hidden, e, fused, dropout));
   out.add(norm("mlp_norm", rep, m.hidden, e, s));
   const std::size_t mlp_start = out.count;
 
@@ -247,7 +253,7 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   }
   out.ops[mlp_start].tp_edge = BlockEdge::kStart;
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
-  out.add(residual("mlp_residual", rep, m.hidden, e, fused));
+  out.add(residual("mlp_residual", rep, m.hidden, e, fused, dropout));
   return out;
 }
 

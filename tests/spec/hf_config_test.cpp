@@ -371,6 +371,7 @@ TEST(HfConfig, ReadsGpt2WithDefaultInnerSizeAndTiedEmbeddings) {
   EXPECT_EQ(m.position, PositionKind::kLearned);
   EXPECT_TRUE(m.tied_embeddings);  // GPT2Config leaves tie_word_embeddings at its default, true
   EXPECT_TRUE(m.bias);
+  EXPECT_EQ(m.hidden_dropout, 0.1);  // resid_pdrop
 }
 
 TEST(HfConfig, Gpt2NullInnerSizeMeansFourTimesWidth) {

@@ -88,7 +88,20 @@ TEST(YamlReader, ReadsModelAndDefaultsKvHeadsToHeads) {
   EXPECT_EQ(m.position, PositionKind::kRope);
   EXPECT_FALSE(m.tied_embeddings);
   EXPECT_FALSE(m.bias);
+  EXPECT_EQ(m.hidden_dropout, 0);
   EXPECT_FALSE(m.is_moe());
+}
+
+TEST(YamlReader, ReadsHiddenDropoutAsAProbability) {
+  EXPECT_EQ(read_model_yaml("m.yaml", std::string(kModel) + "hidden_dropout: 0.1\n").hidden_dropout, 0.1);
+  try {
+    read_model_yaml("m.yaml", std::string(kModel) + "hidden_dropout: 10%\n");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hidden_dropout: expected a number in [0, 1], got \"10%\""),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(YamlReader, ReadsMoeBlockWithDefaults) {
@@ -179,7 +192,7 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, moe"},
+       "norm, position, tied_embeddings, bias, hidden_dropout, moe"},
       {"missing required key", [] { read_model_yaml("m.yaml", edit(kModel, "vocab: 100\n", "")); },
        "m.yaml:1:1: missing required key \"vocab\"\n"
        "  name: tiny\n"

@@ -51,6 +51,17 @@ TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   EXPECT_EQ(find(eager, "attention_norm").launches, 1);
 }
 
+TEST(Operators, HiddenDropoutAddsAMaskToEachResidualAndAKernelToItsBackward) {
+  spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
+  const Op plain = find(layer_ops(s, false), "mlp_residual");
+  s.model.hidden_dropout = 0.1;
+  const Op dropped = find(layer_ops(s, false), "mlp_residual");
+  const double elements = plain.bytes / 6;  // 3 BF16 tensors per element without dropout
+  EXPECT_DOUBLE_EQ(dropped.bytes, plain.bytes + elements);  // the 1-byte mask
+  EXPECT_EQ(dropped.bwd_launches, 2);
+  EXPECT_EQ(plain.bwd_launches, 1);
+}
+
 TEST(Operators, CompiledIsFasterThanFusedKernelsWhichAreFasterThanEager) {
   const auto step = [](spec::Elementwise e) { return analytic::estimate(scenario("llama3.1-8b", e)).step_time_s; };
   EXPECT_LT(step(spec::Elementwise::kCompiled), step(spec::Elementwise::kFusedKernels));
