@@ -303,9 +303,11 @@ class StepBuilder {
     if (id != kNone && st_.host_dispatch_s > 0) host_waits_.push_back(id);
   }
 
-  // Megatron synchronises the device after every pipeline send/receive (torch.cuda.synchronize()
-  // after batch_isend_irecv, "to protect against race condition"), so its host cannot run ahead
-  // of a pipeline transfer.
+  // Megatron synchronises the device after every batched pipeline exchange
+  // (torch.cuda.synchronize() after batch_isend_irecv, "to protect against race condition"), so
+  // its host cannot run ahead of a pipeline transfer. A send goes out in one batch with the
+  // receive that follows it, so the host waits at each receive: for it, for the last send and for
+  // the kernels launched so far.
   void pipeline_sync(TaskId transfer) {
     if (!st_.pipeline_host_sync) return;
     host_waits_for(transfer);
@@ -489,7 +491,7 @@ class StepBuilder {
   TaskId last_ = kNone;             // the last task on the compute stream
   TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
-  TaskId last_send_ = kNone;
+  TaskId last_send_ = kNone;        // the latest pipeline send, for the next synchronisation
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these

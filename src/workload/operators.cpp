@@ -84,6 +84,11 @@ Op rope(double elements, double e, const Scenario& s, double tensors) {
   return memory_op("rope", 2 * e * elements, 1.0);
 }
 
+// The attention output copied from head-major back to token-major order for the output
+// projection: Megatron's permute(...).contiguous() after unfused attention, torchtitan's
+// transpose(1, 2).contiguous() after SDPA. Reads and writes `bytes`, forward and backward.
+Op attention_transpose(double bytes) { return kernel_chain("attention_transpose", bytes, bytes, 1, 1); }
+
 // A linear layer: one weight per instance, and a bias where the model has them.
 Op linear(const char* name, double m, double n, double k, double instances, double e, bool bias) {
   Op op = gemm(name, m, n, k, instances, e);
@@ -134,15 +139,13 @@ void add_attention(const Scenario& s, LayerOps& out) {
     return;
   }
   // Unfused attention (Megatron-LM before FlashAttention): the full s x s score matrix is
-  // written to HBM, softmaxed, dropped out and multiplied by V. No causal skipping. The context
-  // comes out head-major and is copied back to token-major order (permute(...).contiguous()).
+  // written to HBM, softmaxed, dropped out and multiplied by V. No causal skipping.
   const double elements = queries * keys * instances;
-  const double context = 2 * e * queries * hd * instances;
   Op ops[] = {gemm("attention_scores", queries, keys, hd, instances, e),
               memory_op("softmax", 2 * e * elements, 1.5),
               memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
               gemm("attention_values", queries, hd, keys, instances, e),
-              memory_op("context_transpose", context, 1.0)};
+              attention_transpose(2 * e * queries * hd * instances)};
   for (Op& op : ops) {
     op.fp8_capable = false;
     op.core_attention = true;
@@ -214,10 +217,9 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     out.add(kernel_chain("repeat_kv", bytes, bytes, 2, 2));
   }
   add_attention(s, out);
-  if (eager(s)) {
-    // output.transpose(1, 2).contiguous(): the attention output is copied back to token-major.
-    const double bytes = 2 * e * tokens * m.heads * hd / st.tp;
-    out.add(kernel_chain("attention_transpose", bytes, bytes, 1, 1));
+  // Unfused attention copies its output back itself; eager code after a fused kernel does too.
+  if (eager(s) && st.attention == AttentionKernel::kFlash) {
+    out.add(attention_transpose(2 * e * tokens * m.heads * hd / st.tp));
   }
   out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
   out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
