@@ -141,7 +141,12 @@ void add_attention(const Scenario& s, LayerOps& out) {
   // Unfused attention (Megatron-LM before FlashAttention): the full s x s score matrix is
   // written to HBM, softmaxed, dropped out and multiplied by V. No causal skipping.
   const double elements = queries * keys * instances;
-  Op ops[] = {gemm("attention_scores", queries, keys, hd, instances, e),
+  // Megatron computes the scores with baddbmm(alpha = 1/sqrt(hd)); PyTorch's baddbmm backward
+  // multiplies both operand gradients by alpha in kernels of their own (derivatives.yaml,
+  // maybe_multiply), reading and writing Q- and K-sized tensors.
+  Op scores = gemm("attention_scores", queries, keys, hd, instances, e);
+  scores.grad_scale_bytes = 2 * e * (queries + keys) * hd * instances;
+  Op ops[] = {scores,
               memory_op("softmax", 2 * e * elements, 1.5),
               memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
               gemm("attention_values", queries, hd, keys, instances, e),

@@ -52,6 +52,9 @@ struct Op {
   // Kernels a memory-bound op launches per forward and per backward: eager PyTorch runs an op as a
   // chain of kernels (Strategy::Elementwise).
   double launches = 1, bwd_launches = 1;
+  // GEMMs whose input gradients backward scales in a kernel of their own, one per operand
+  // (baddbmm with alpha != 1): the bytes those two kernels read and write together.
+  double grad_scale_bytes = 0;
 };
 
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.

@@ -52,6 +52,10 @@ OpTime op_time(const Op& op, const spec::Scenario& s) {
       t.fwd += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
       t.bwd_input += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
     }
+    if (op.grad_scale_bytes > 0) {
+      t.bwd_input += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
+      t.host_bwd_input += host_launch_s(s, 2);
+    }
   } else if (op.kind == OpKind::kAttention) {
     t.fwd = cost::attention_time_s(op.flops, op.bytes, op.n, gpu);
     t.bwd_input = cost::attention_time_s(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu);

@@ -6,6 +6,7 @@
 
 #include "analytic/estimate.h"
 #include "spec/presets.h"
+#include "workload/step_costs.h"
 
 namespace stepcast::workload {
 namespace {
@@ -60,6 +61,18 @@ TEST(Operators, HiddenDropoutAddsAMaskToEachResidualAndAKernelToItsBackward) {
   EXPECT_DOUBLE_EQ(dropped.bytes, plain.bytes + elements);  // the 1-byte mask
   EXPECT_EQ(dropped.bwd_launches, 2);
   EXPECT_EQ(plain.bwd_launches, 1);
+}
+
+TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
+  spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
+  s.strategy.attention = spec::AttentionKernel::kUnfused;
+  const Op scores = find(layer_ops(s, false), "attention_scores");
+  EXPECT_GT(scores.grad_scale_bytes, 0);
+  const OpTime scaled = op_time(scores, s);
+  Op plain = scores;
+  plain.grad_scale_bytes = 0;
+  EXPECT_DOUBLE_EQ(scaled.host_bwd_input - op_time(plain, s).host_bwd_input, 2 * s.strategy.host_dispatch_s);
+  EXPECT_GT(scaled.bwd_input, op_time(plain, s).bwd_input);
 }
 
 TEST(Operators, CompiledIsFasterThanFusedKernelsWhichAreFasterThanEager) {
