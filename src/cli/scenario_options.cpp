@@ -41,6 +41,8 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--elementwise", o.elementwise,
                  "Elementwise ops: fused kernels (Megatron), eager PyTorch reference code, or compiled")
       ->check(CLI::IsMember({"fused", "eager", "compiled"}))->capture_default_str();
+  cmd.add_flag("--unfused-cross-entropy{false}", st.fused_cross_entropy,
+               "The loss as Megatron-LM's vocab-parallel cross entropy of separate FP32 passes");
   cmd.add_flag("--no-pipeline-sync{false}", st.pipeline_host_sync,
                "The host does not wait for the GPU after pipeline transfers (PyTorch pipelining; "
                "Megatron synchronises)");

@@ -389,6 +389,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.attention", name(st.attention));
   d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
   d.field("strategy.elementwise", name(st.elementwise));
+  d.field("strategy.fused_cross_entropy", st.fused_cross_entropy);
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);
   d.field("strategy.pipeline_host_sync", st.pipeline_host_sync);
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);

@@ -50,6 +50,9 @@ struct Strategy {
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
   Elementwise elementwise = Elementwise::kFusedKernels;
+  // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:
+  // Megatron-LM's vocab-parallel cross entropy of separate FP32 passes (before 2024).
+  bool fused_cross_entropy = true;
   // Host (CPU) time the framework spends per kernel it launches: Python, the dispatcher and the
   // launch call. A pass whose kernels finish faster than the host launches them runs at the host's
   // pace. 42.4 us: mean interval between kernel launches on a host thread in real eager PyTorch

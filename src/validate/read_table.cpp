@@ -109,6 +109,7 @@ struct Software {
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   Elementwise elementwise = Elementwise::kFusedKernels;
   bool pipeline_host_sync = true;
+  bool fused_cross_entropy = true;
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
@@ -119,6 +120,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.attention = AttentionKernel::kUnfused;
     sw.overlap_dp = false;
     sw.grad_reduce = Dtype::kFp16;
+    sw.fused_cross_entropy = false;  // vocab_parallel_cross_entropy(output.float(), labels)
     // Their Eq. 3 counts activation recomputation in every run's FLOPs, and the ZeRO-3 rows could
     // not run without it (GPT-3 at micro-batch 4 stores about 1 TB of activations per GPU).
     sw.unstated_recompute = Recompute::kFull;
@@ -282,6 +284,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.overlap_dp_comm = sw.overlap_dp;
   st.elementwise = contains(c.model, "compile") ? Elementwise::kCompiled : sw.elementwise;
   st.pipeline_host_sync = sw.pipeline_host_sync;
+  st.fused_cross_entropy = sw.fused_cross_entropy;
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");
@@ -340,6 +343,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   st.grad_reduce_dtype = Dtype::kFp16;
   st.attention = AttentionKernel::kUnfused;
   st.overlap_dp_comm = false;
+  st.fused_cross_entropy = false;
   return c;
 }
 

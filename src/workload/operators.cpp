@@ -89,6 +89,25 @@ Op rope(double elements, double e, const Scenario& s, double tensors) {
 // transpose(1, 2).contiguous() after SDPA. Reads and writes `bytes`, forward and backward.
 Op attention_transpose(double bytes) { return kernel_chain("attention_transpose", bytes, bytes, 1, 1); }
 
+// The loss over `logits` local logits.
+// - Megatron-LM's vocab-parallel cross entropy (mpu/cross_entropy.py, on output.float()): cast,
+//   max, subtract, exp, sum and divide each pass over the logits, 6 + 4 + 8 + 8 + 4 + 8 = 38 bytes
+//   per logit, among about 26 kernels with the target masking, three all-reduces and the loss
+//   mask; backward multiplies the saved softmax by the loss gradient and casts it back, 14 bytes
+//   in 9 kernels.
+// - eager F.cross_entropy(logits.float()): cast and log-softmax, 14 bytes in 3 kernels; backward
+//   22 bytes in 4 (NLL's scatter into zeros, log-softmax's backward, the cast).
+// - a fused kernel (Transformer Engine, flash-attn, Megatron-Core's loss fusion, torch.compile):
+//   reads the BF16 logits and writes FP32 row statistics and the loss; backward writes the BF16
+//   gradient from the saved FP32 softmax.
+Op cross_entropy(double logits, double e, const Scenario& s) {
+  if (eager(s)) return kernel_chain("cross_entropy", 14 * logits, 22 * logits, 3, 4);
+  if (!s.strategy.fused_cross_entropy && s.strategy.elementwise != Elementwise::kCompiled) {
+    return kernel_chain("cross_entropy", 38 * logits, 14 * logits, 26, 9);
+  }
+  return memory_op("cross_entropy", (e + 2 * kFp32Bytes) * logits, (kFp32Bytes + e) / (e + 2 * kFp32Bytes));
+}
+
 // A linear layer: one weight per instance, and a bias where the model has them.
 Op linear(const char* name, double m, double n, double k, double instances, double e, bool bias) {
   Op op = gemm(name, m, n, k, instances, e);
@@ -283,11 +302,7 @@ LayerOps head_ops(const Scenario& s) {
   LayerOps out;
   out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, s));
   out.add(linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false));
-  // Vocab-parallel cross entropy: read the logits, write them as FP32, read them again for the
-  // max/sum-exp; backward writes the logit gradient from the saved FP32 softmax.
-  const double logits = tokens * vocab;
-  out.add(memory_op("cross_entropy", (e + 2 * kFp32Bytes) * logits,
-                    (kFp32Bytes + e) / (e + 2 * kFp32Bytes)));
+  out.add(cross_entropy(tokens * vocab, e, s));
   return out;
 }
 

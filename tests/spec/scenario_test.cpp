@@ -299,6 +299,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
             "strategy.elementwise = fused\n"
+    "strategy.fused_cross_entropy = true\n"
     "strategy.host_dispatch_s = 4.24e-05\n"
     "strategy.pipeline_host_sync = true\n"
             "strategy.overlap_dp_comm = true\n"

@@ -75,6 +75,17 @@ TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
   EXPECT_GT(scaled.bwd_input, op_time(plain, s).bwd_input);
 }
 
+TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTimes) {
+  spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
+  const Op fused = find(head_ops(s), "cross_entropy");
+  s.strategy.fused_cross_entropy = false;
+  const Op megatron = find(head_ops(s), "cross_entropy");
+  const double logits = fused.bytes / 10;  // BF16 read, FP32 written and read back
+  EXPECT_DOUBLE_EQ(megatron.bytes, 38 * logits);
+  EXPECT_EQ(megatron.launches, 26);
+  EXPECT_EQ(fused.launches, 1);
+}
+
 TEST(Operators, CompiledIsFasterThanFusedKernelsWhichAreFasterThanEager) {
   const auto step = [](spec::Elementwise e) { return analytic::estimate(scenario("llama3.1-8b", e)).step_time_s; };
   EXPECT_LT(step(spec::Elementwise::kCompiled), step(spec::Elementwise::kFusedKernels));
