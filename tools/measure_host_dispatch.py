@@ -17,7 +17,11 @@ Left out, and why: the ResNet DDP trace (cuDNN convolutions and batch norm carry
 transformer layer does not have: 167 us per launch), and the Meta "sampled" traces (their events
 were sampled out, so launch intervals are overstated).
 
-Usage: tools/measure_host_dispatch.py [TRACES_DIR]   (default ../shared/traces)
+Usage:
+  tools/measure_host_dispatch.py                 the figure above, from ../shared/traces
+  tools/measure_host_dispatch.py TRACE.json ...  the same statistic for your own Kineto traces
+                                                 (.json or .json.gz); pass the result to stepcast
+                                                 as --host-dispatch "<mean> us"
 """
 import glob
 import gzip
@@ -46,15 +50,24 @@ def launch_intervals(path):
     return intervals
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "shared", "traces")
+def shared_traces():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "traces")
     files = sorted(glob.glob(os.path.join(root, "param/et_replay/tests/inputs/dlrm_kineto/*.json")))
-    files.append(os.path.join(root, "profile-data/train.json"))
+    return files + [os.path.join(root, "profile-data/train.json")]
+
+
+def main():
+    files = sys.argv[1:] or shared_traces()
     pooled = []
     for path in files:
-        intervals = launch_intervals(path)
+        try:
+            intervals = launch_intervals(path)
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"measure_host_dispatch: {path}: not a readable Kineto trace ({e})")
+        if not intervals:
+            sys.exit(f"measure_host_dispatch: {path}: no kernel launches (cuda_runtime/cuda_driver events)")
         pooled += intervals
-        print(f"{os.path.relpath(path, root):70s} {len(intervals):5d} intervals, mean {statistics.mean(intervals):6.1f} us,"
+        print(f"{os.path.basename(path):60s} {len(intervals):5d} intervals, mean {statistics.mean(intervals):6.1f} us,"
               f" median {statistics.median(intervals):6.1f} us")
     print(f"pooled: {len(pooled)} intervals, mean {statistics.mean(pooled):.1f} us per kernel launch")
 
