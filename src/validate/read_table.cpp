@@ -282,7 +282,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.placement = sw.placement;
   st.overlap_tp_comm = contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;
-  st.elementwise = contains(c.model, "compile") ? Elementwise::kCompiled : sw.elementwise;
+  st.elementwise = sw.elementwise;
   st.pipeline_host_sync = sw.pipeline_host_sync;
   st.fused_cross_entropy = sw.fused_cross_entropy;
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
