@@ -65,6 +65,7 @@ double full_recompute_fraction(const spec::Strategy& st) {
 // Per-layer communication and how much of it the kernels hide, for one micro-batch.
 struct LayerComm {
   double fwd = 0, bwd = 0;  // exposed seconds per pass (recompute included in bwd)
+  double launches = 0;      // collectives the host launches per forward pass
 };
 
 LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
@@ -76,7 +77,7 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
                               ? workload::tp_collective_s(s, CollectiveKind::kAllGather) +
                                     workload::tp_collective_s(s, CollectiveKind::kReduceScatter)
                               : workload::tp_collective_s(s, CollectiveKind::kAllReduce));
-  LayerComm c{one, one + full_recompute_fraction(st) * one};
+  LayerComm c{one, one + full_recompute_fraction(st) * one, st.sequence_parallel ? 4.0 : 2.0};
   if (st.overlap_tp_comm) {  // async TP decomposes the GEMMs and hides the collectives behind them
     c.fwd = std::max(0.0, c.fwd - k.gemm_fwd);
     c.bwd = std::max(0.0, c.bwd - k.gemm_bwd);
@@ -98,19 +99,17 @@ LayerComm ep_comm(const spec::Scenario& s) {
   if (st.ep <= 1) return {};
   // Dispatch and combine all-to-all per pass, each moving every routed token's hidden vector.
   const double one = 2 * workload::ep_all_to_all_s(s);
-  return {one, one + full_recompute_fraction(st) * one};
+  return {one, one + full_recompute_fraction(st) * one, 2};
 }
 
 // GPU idle time of one layer's forward and backward passes of one micro-batch where the host
 // launches the kernels (and the collectives on the compute stream) more slowly than the GPU runs
 // them: the host runs ahead of the GPU, so a pass lasts max(GPU time, host time).
-double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm_fwd_bwd,
-                    double collectives_per_pass) {
+double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm) {
   const double recomputed = 1 + full_recompute_fraction(s.strategy);
-  const double host_fwd = k.host_fwd + workload::host_launch_s(s, collectives_per_pass);
-  const double host_bwd = k.host_bwd + k.host_recompute + workload::host_launch_s(s, recomputed * collectives_per_pass);
-  return std::max(0.0, host_fwd - (k.fwd + comm_fwd_bwd.fwd)) +
-         std::max(0.0, host_bwd - (k.bwd + k.recompute + comm_fwd_bwd.bwd));
+  const double host_fwd = k.host_fwd + workload::host_launch_s(s, comm.launches);
+  const double host_bwd = k.host_bwd + k.host_recompute + workload::host_launch_s(s, recomputed * comm.launches);
+  return std::max(0.0, host_fwd - (k.fwd + comm.fwd)) + std::max(0.0, host_bwd - (k.bwd + k.recompute + comm.bwd));
 }
 
 // The same for the embedding and output head, which run no collectives.
@@ -149,16 +148,13 @@ Estimate estimate(const spec::Scenario& s) {
   const double tp = layers * (mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd));
   const double cp = layers * (mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd));
   const double epc = layers * moe_fraction * (ep.fwd + ep.bwd);
-  const double tp_collectives = st.tp > 1 ? (st.sequence_parallel ? 4 : 2) : 0;
-  const double ep_collectives = st.ep > 1 ? 2 : 0;
   const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
-    return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd};
+    return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches};
   };
   const double edge_host = st.pp == 1 ? edge_host_s(head) + edge_host_s(embed)
                                       : std::max(edge_host_s(head), edge_host_s(embed));
   const double host =
-      layers * mix(layer_host_s(s, dense, sum(tp_d, cp_d, {}), tp_collectives),
-                   m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep), tp_collectives + ep_collectives) : 0) +
+      layers * mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0) +
       edge_host;
 
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again

@@ -183,32 +183,25 @@ class StepBuilder {
     collective(Category::kExpertParallel, ep_all_to_all_s(s_), "ep.all_to_all", layer, mb);
   }
 
-  double op_seconds(const Op& op, const OpTime& t, Mode mode) const {
-    switch (mode) {
-      case Mode::kForward:
-        return t.fwd;
-      case Mode::kRecompute:
-        return t.fwd * recompute_share(op, st_.recompute);
-      case Mode::kBackward:
-        return zero_bubble() ? t.bwd_input : t.bwd();
-      case Mode::kWeightGradient:
-        return t.bwd_weight;
-    }
-    return 0;
-  }
+  // GPU and host seconds of one op in one pass.
+  struct PassCost {
+    double gpu = 0, host = 0;
+  };
 
-  double op_host_seconds(const Op& op, const OpTime& t, Mode mode) const {
+  PassCost pass_cost(const Op& op, const OpTime& t, Mode mode) const {
     switch (mode) {
       case Mode::kForward:
-        return t.host_fwd;
-      case Mode::kRecompute:
-        return recompute_share(op, st_.recompute) > 0 ? t.host_fwd : 0;
+        return {t.fwd, t.host_fwd};
+      case Mode::kRecompute: {
+        const double share = recompute_share(op, st_.recompute);
+        return {t.fwd * share, share > 0 ? t.host_fwd : 0};
+      }
       case Mode::kBackward:
-        return zero_bubble() ? t.host_bwd_input : t.host_bwd();
+        return zero_bubble() ? PassCost{t.bwd_input, t.host_bwd_input} : PassCost{t.bwd(), t.host_bwd()};
       case Mode::kWeightGradient:
-        return t.host_bwd_weight;
+        return {t.bwd_weight, t.host_bwd_weight};
     }
-    return 0;
+    return {};
   }
 
   static const char* pass_suffix(Mode mode) {
@@ -240,11 +233,8 @@ class StepBuilder {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
-      const double seconds = op_seconds(op, p.times[i], mode);
-      if (seconds > 0) {
-        compute(TaskKind::kCompute, Category::kCompute, seconds, op_name(op, mode), layer, mb,
-                op_host_seconds(op, p.times[i], mode));
-      }
+      const PassCost cost = pass_cost(op, p.times[i], mode);
+      if (cost.gpu > 0) compute(TaskKind::kCompute, Category::kCompute, cost.gpu, op_name(op, mode), layer, mb, cost.host);
       if (cp_ring != kNone && (k + 1 == n || !p.ops.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);
         cp_ring = kNone;
