@@ -178,12 +178,20 @@ Estimate estimate(const spec::Scenario& s) {
   // (Narayanan et al. 2021, §2.2.1-2.2.2).
   // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
   // al. 2024, §3.1), i.e. (pp-1) slots of (F + B + W) - 2W.
-  double bubble = (st.pp - 1.0) * per_micro_batch;
+  // Stages differ in their edges: a micro-batch passes the head once and the embedding once on its
+  // way through the pipeline, so the slowest stage sets the m steady-state slots and the fill and
+  // drain cost the other stages' time, sum(t_s) - max(t_s) (layers in every slot, the lighter edge
+  // once), not (pp-1) slots of the slowest stage.
+  const double head_s = head.fwd + head.bwd + edge_host_s(head);
+  const double embed_s = embed.fwd + embed.bwd + edge_host_s(embed);
+  const double slowest_edge = edge_fwd + edge_bwd + edge_host;
+  const double lighter_edge = st.pp == 1 ? 0 : std::min(head_s, embed_s);
+  const double layer_slot = per_micro_batch - slowest_edge;
+  const double layer_wgrad = layers * mix(dense.wgrad, moe.wgrad);
+  double bubble = (st.pp - 1.0) * layer_slot + lighter_edge;
   if (st.schedule == spec::Schedule::kInterleaved) bubble /= st.vp;
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
-    const double wgrad = layers * mix(dense.wgrad, moe.wgrad) + (st.pp == 1 ? head.wgrad + embed.wgrad
-                                                                             : std::max(head.wgrad, embed.wgrad));
-    bubble = (st.pp - 1.0) * std::max(0.0, per_micro_batch - 2 * wgrad);
+    bubble = (st.pp - 1.0) * std::max(0.0, layer_slot - 2 * layer_wgrad) + lighter_edge;
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
 

@@ -1,6 +1,7 @@
 // The validation suite: every row of ../shared/validation predicted, the error table printed, and
 // a ratchet on each source's MAPE. The limits are the values reached on 2026-11-21 (rounded up to
-// the next 0.5 point); lower them when the model improves, never raise them.
+// the next 0.5 point); lower them when the model improves. Raise one only for a correction whose
+// reason is written beside it: an error that hid another is a bug, not accuracy.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -44,7 +45,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
 TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv");
   EXPECT_EQ(r.overall.rows, 1440);
-  EXPECT_LE(r.overall.mape, 0.095);  // 2026-11-21, with host dispatch (was 0.30)
+  // 2026-11-21: 0.093 with host dispatch (was 0.30); 0.106 once the closed form stopped charging
+  // the output head in every pipeline fill and drain slot. That overcharge had offset per-micro-batch
+  // time missing at TP 1 (docs/errors.md); the measured rows fit the corrected form twice as well.
+  EXPECT_LE(r.overall.mape, 0.11);
 }
 
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
