@@ -319,7 +319,9 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   m.kv_heads = m.heads;
   m.layers = r.required("# layers");
   m.ffn = 4 * m.hidden;
-  m.vocab = 51200;  // Megatron GPT-2 vocabulary padded to a multiple of 128 x TP (vTrain configs)
+  // GPT-2's 50,257 tokens, unpadded: vTrain's model and configs (src/config.py, src/model/gpt_model.py)
+  // use them as they are, each TP rank holding vocab // tp of them.
+  m.vocab = 50257;
   m.max_seq = r.required("sequence length");
   m.bias = true;
   m.tied_embeddings = true;
