@@ -14,14 +14,15 @@ constexpr double kTileM = 128, kTileN = 256;
 // 384 keys (Dao 2023, FlashAttention-2, Fig. 4 and 5: A100 head dim 128, causal, 512 -> 16k).
 constexpr double kAttentionHalfKeys = 384;
 
+// The tile may lie either way round; both orientations cover kTileM x kTileN outputs per tile, so
+// the better one is the one with fewer waves.
 double tile_utilisation(const GemmShape& g, int sm_count) {
   if (sm_count <= 0) return 1;
-  const auto fraction = [&](double tm, double tn) {
-    const double tiles = std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.instances;
-    const double waves = std::ceil(tiles / sm_count);
-    return (g.m * g.n * g.instances) / (waves * sm_count * tm * tn);
+  const auto waves = [&](double tm, double tn) {
+    return std::ceil(std::ceil(g.m / tm) * std::ceil(g.n / tn) * g.instances / sm_count);
   };
-  return std::max(fraction(kTileM, kTileN), fraction(kTileN, kTileM));
+  const double fewest = std::min(waves(kTileM, kTileN), waves(kTileN, kTileM));
+  return (g.m * g.n * g.instances) / (fewest * sm_count * kTileM * kTileN);
 }
 
 }  // namespace
