@@ -151,8 +151,8 @@ Estimate estimate(const spec::Scenario& s) {
   const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
     return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches};
   };
-  const double edge_host = st.pp == 1 ? edge_host_s(head) + edge_host_s(embed)
-                                      : std::max(edge_host_s(head), edge_host_s(embed));
+  const double head_host = edge_host_s(head), embed_host = edge_host_s(embed);
+  const double edge_host = st.pp == 1 ? head_host + embed_host : std::max(head_host, embed_host);
   const double host =
       layers * mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0) +
       edge_host;
@@ -182,8 +182,8 @@ Estimate estimate(const spec::Scenario& s) {
   // way through the pipeline, so the slowest stage sets the m steady-state slots and the fill and
   // drain cost the other stages' time, sum(t_s) - max(t_s) (layers in every slot, the lighter edge
   // once), not (pp-1) slots of the slowest stage.
-  const double head_s = head.fwd + head.bwd + edge_host_s(head);
-  const double embed_s = embed.fwd + embed.bwd + edge_host_s(embed);
+  const double head_s = head.fwd + head.bwd + head_host;
+  const double embed_s = embed.fwd + embed.bwd + embed_host;
   const double slowest_edge = edge_fwd + edge_bwd + edge_host;
   const double lighter_edge = st.pp == 1 ? 0 : std::min(head_s, embed_s);
   const double layer_slot = per_micro_batch - slowest_edge;
