@@ -22,8 +22,15 @@ struct GemmShape {
   double instances = 1;  // batched GEMMs run by one kernel
 };
 
-/// Seconds for a GEMM of `shape` that moves `bytes`; `fp8` uses the FP8 tensor-core peak.
-double gemm_time_s(const GemmShape& shape, double bytes, bool fp8, const spec::GpuSpec& gpu);
+/// A linear layer's three GEMMs: forward Y = X W (m x n, reduced over k), input gradient
+/// dX = dY W^T (m x k over n) and weight gradient dW = X^T dY (k x n over m).
+struct LinearGemmTimes {
+  double fwd = 0, input_grad = 0, weight_grad = 0;
+};
+
+/// Seconds for each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8`
+/// uses the FP8 tensor-core peak.
+LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu);
 
 /// Seconds for a FlashAttention kernel of `flops` (causal-skipped count) over sequences with
 /// `keys` key positions, moving `bytes`.

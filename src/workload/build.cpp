@@ -34,7 +34,7 @@ struct PricedLayer {
 
 PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
   PricedLayer p{ops, {}};
-  for (std::size_t i = 0; i < ops.count; ++i) p.times[i] = op_time(ops.ops[i], s);
+  for (std::size_t i = 0; i < ops.size(); ++i) p.times[i] = op_time(ops[i], s);
   return p;
 }
 
@@ -214,11 +214,11 @@ class StepBuilder {
   void run_ops(const PricedLayer& p, Mode mode, int layer, int mb) {
     const bool recompute = mode == Mode::kRecompute;
     const bool forward = mode == Mode::kForward || recompute;
-    const std::size_t n = p.ops.count;
+    const std::size_t n = p.ops.size();
     TaskId cp_ring = kNone;
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = forward ? k : n - 1 - k;
-      const Op& op = p.ops.ops[i];
+      const Op& op = p.ops[i];
       if (recompute && recompute_share(op, st_.recompute) == 0) continue;
       const bool comm = mode != Mode::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
       const Mode edge_mode = forward ? Mode::kForward : Mode::kBackward;
@@ -235,7 +235,7 @@ class StepBuilder {
       }
       const PassCost cost = pass_cost(op, p.times[i], mode);
       if (cost.gpu > 0) compute(TaskKind::kCompute, Category::kCompute, cost.gpu, op_name(op, mode), layer, mb, cost.host);
-      if (cp_ring != kNone && (k + 1 == n || !p.ops.ops[forward ? i + 1 : i - 1].core_attention)) {
+      if (cp_ring != kNone && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);
         cp_ring = kNone;
       }

@@ -185,7 +185,7 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
   const spec::ModelSpec& m = s.model;
   const double e = activation_bytes(s.strategy);
   const double f = ffn / s.strategy.tp;
-  const std::size_t up = out.count;
+  const std::size_t up = out.size();
   if (m.mlp == MlpKind::kSwiglu) {
     out.add(linear(up_name, tokens, 2 * f, m.hidden, instances, e, m.bias));
     // silu(gate) * up: reads two tensors, writes one; backward reads both and dy, writes two.
@@ -205,8 +205,8 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
 }  // namespace
 
 void LayerOps::add(const Op& op) {
-  STEPCAST_ASSERT(count < kMaxOps, "a layer has more operators than LayerOps can hold");
-  ops[count++] = op;
+  STEPCAST_ASSERT(count_ < kMaxOps, "a layer has more operators than LayerOps can hold");
+  std::construct_at(&slots_[count_++].op, op);
 }
 
 double activation_bytes(const spec::Strategy& st) {
@@ -232,8 +232,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
 
   out.add(norm("attention_norm", rep, m.hidden, e, s));
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
-  out.ops[out.count - 1].tp_edge = BlockEdge::kStart;
-  out.ops[out.count - 1].op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
+  out[out.size() - 1].tp_edge = BlockEdge::kStart;
+  out[out.size() - 1].op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
   if (m.position == PositionKind::kRope) out.add(rope(tokens * (m.heads + m.kv_heads) * hd / st.tp, e, s, 2));
   if (eager(s) && m.kv_heads < m.heads) {
     // repeat_kv: expand + reshape copies k and v out to every query head; backward sums them back.
@@ -246,13 +246,13 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     out.add(attention_transpose(2 * e * tokens * m.heads * hd / st.tp));
   }
   out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
-  out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
-  out.ops[out.count - 1].op_checkpoint_recompute = 1;
+  out[out.size() - 1].tp_edge = BlockEdge::kEnd;
+  out[out.size() - 1].op_checkpoint_recompute = 1;
   const bool fused = st.elementwise == Elementwise::kCompiled;
   const bool dropout = m.hidden_dropout > 0;
   out.add(residual("attention_residual", rep, m.hidden, e, fused, dropout));
   out.add(norm("mlp_norm", rep, m.hidden, e, s));
-  const std::size_t mlp_start = out.count;
+  const std::size_t mlp_start = out.size();
 
   if (moe_layer) {
     const spec::MoeSpec& moe = m.moe;
@@ -265,8 +265,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     const double per_expert = tokens * moe.top_k * moe.capacity_factor / local_experts;
     const std::size_t expert_up = add_dense_mlp(s, per_expert, moe.expert_ffn, "expert_up",
                                                 "expert_activation", "expert_down", local_experts, out);
-    out.ops[expert_up].ep_edge = BlockEdge::kStart;
-    out.ops[out.count - 1].ep_edge = BlockEdge::kEnd;
+    out[expert_up].ep_edge = BlockEdge::kStart;
+    out[out.size() - 1].ep_edge = BlockEdge::kEnd;
     if (moe.shared_experts > 0) {
       add_dense_mlp(s, tokens, static_cast<double>(moe.expert_ffn) * moe.shared_experts,
                     "shared_expert_up", "shared_expert_activation", "shared_expert_down", 1, out);
@@ -274,11 +274,11 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   } else {
     const std::size_t up = add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
     const bool swiglu = m.mlp == MlpKind::kSwiglu;
-    out.ops[up].op_checkpoint_recompute = swiglu ? 0.5 : 0;  // w3 of the fused w1|w3
-    out.ops[out.count - 1].op_checkpoint_recompute = swiglu ? 0 : 1;
+    out[up].op_checkpoint_recompute = swiglu ? 0.5 : 0;  // w3 of the fused w1|w3
+    out[out.size() - 1].op_checkpoint_recompute = swiglu ? 0 : 1;
   }
-  out.ops[mlp_start].tp_edge = BlockEdge::kStart;
-  out.ops[out.count - 1].tp_edge = BlockEdge::kEnd;
+  out[mlp_start].tp_edge = BlockEdge::kStart;
+  out[out.size() - 1].tp_edge = BlockEdge::kEnd;
   out.add(residual("mlp_residual", rep, m.hidden, e, fused, dropout));
   return out;
 }

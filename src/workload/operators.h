@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "spec/scenario.h"
 
@@ -60,13 +61,25 @@ struct Op {
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.
 inline constexpr std::size_t kMaxOps = 24;
 
-struct LayerOps {
-  std::array<Op, kMaxOps> ops{};
-  std::size_t count = 0;
-
+class LayerOps {
+ public:
   void add(const Op& op);
-  const Op* begin() const { return ops.data(); }
-  const Op* end() const { return ops.data() + count; }
+  std::size_t size() const { return count_; }
+  Op& operator[](std::size_t i) { return slots_[i].op; }
+  const Op& operator[](std::size_t i) const { return slots_[i].op; }
+  const Op* begin() const { return &slots_[0].op; }
+  const Op* end() const { return begin() + count_; }
+
+ private:
+  // Slots stay uninitialised until add() copies an Op in: value-initialising all kMaxOps of them
+  // cost more than pricing the few a head or an embedding holds (the estimate's hot path).
+  union Slot {
+    Slot() {}
+    Op op;
+  };
+  static_assert(sizeof(Slot) == sizeof(Op));
+  std::array<Slot, kMaxOps> slots_;
+  std::size_t count_ = 0;
 };
 
 /// One transformer layer for one micro-batch on one GPU of the tensor/context/expert-parallel

@@ -45,9 +45,10 @@ OpTime op_time(const Op& op, const spec::Scenario& s) {
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
   t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   if (op.kind == OpKind::kGemm) {
-    t.fwd = cost::gemm_time_s({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu);
-    t.bwd_input = cost::gemm_time_s({op.m, op.k, op.n, op.instances}, op.bytes, fp8, gpu);
-    t.bwd_weight = cost::gemm_time_s({op.k, op.n, op.m, op.instances}, op.bytes, fp8, gpu);
+    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu);
+    t.fwd = g.fwd;
+    t.bwd_input = g.input_grad;
+    t.bwd_weight = g.weight_grad;
     if (fp8) {
       t.fwd += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
       t.bwd_input += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);

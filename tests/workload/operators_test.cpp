@@ -40,7 +40,7 @@ TEST(Operators, EagerRmsNormIsAChainOfFp32Kernels) {
   EXPECT_EQ(find(fused, "attention_norm").launches, 1);
   // GQA (8 of 32 heads): eager code copies k and v out to every head, and the attention output
   // back to token-major order; fused kernels do neither.
-  EXPECT_EQ(eager.count, fused.count + 2);
+  EXPECT_EQ(eager.size(), fused.size() + 2);
   EXPECT_GT(find(eager, "repeat_kv").bytes, 0);
   EXPECT_GT(find(eager, "attention_transpose").bytes, 0);
 }
