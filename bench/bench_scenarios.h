@@ -7,7 +7,8 @@
 namespace stepcast {
 
 // Llama 3.1 405B on 16,384 H100 with the Llama 3 paper's strategy (Table 4 row 2): TP 8, PP 16
-// interleaved with 2 virtual stages, DP 128 with ZeRO-2, 16M-token batch of 8K sequences.
+// interleaved with 2 virtual stages, DP 128 with ZeRO-2, asynchronous pipeline sends, 16M-token
+// batch of 8K sequences.
 inline spec::Scenario llama3_405b() {
   spec::Scenario s;
   s.model = spec::model_preset("llama3.1-405b");
@@ -20,6 +21,7 @@ inline spec::Scenario llama3_405b() {
   s.strategy.micro_batch = 1;
   s.strategy.global_batch = 2048;
   s.strategy.seq_len = 8192;
+  s.strategy.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
   return spec::complete_and_validate(s);
 }
 

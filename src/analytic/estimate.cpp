@@ -169,8 +169,16 @@ Estimate estimate(const spec::Scenario& s) {
   }
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
-  // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice.
-  const double p2p = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
+  // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
+  // sends expose every transfer. Asynchronous ones still do under GPipe and 1F1B, where the
+  // receiver has nothing else to run (the next stage's pass, or the gradient coming back, is what
+  // it waits for); under interleaving a stage runs another chunk's forward while a transfer is in
+  // flight, so in the steady state only a transfer longer than that pass shows. The fill and
+  // drain wait for every hop either way (below).
+  const double p2p_blocking = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
+  const bool hidden_behind_chunks = st.schedule == spec::Schedule::kInterleaved &&
+                                    st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
+  const double p2p = hidden_behind_chunks ? std::max(0.0, p2p_blocking - 2.0 * kernels_fwd) : p2p_blocking;
 
   const double per_micro_batch = kernels_fwd + kernels_bwd + tp + cp + epc + fsdp + p2p + host;
   const double micro_batches = st.micro_batches();
@@ -189,7 +197,7 @@ Estimate estimate(const spec::Scenario& s) {
   const double layer_slot = per_micro_batch - slowest_edge;
   const double layer_wgrad = layers * mix(dense.wgrad, moe.wgrad);
   double bubble = (st.pp - 1.0) * layer_slot + lighter_edge;
-  if (st.schedule == spec::Schedule::kInterleaved) bubble /= st.vp;
+  if (st.schedule == spec::Schedule::kInterleaved) bubble = (bubble + (st.pp - 1.0) * (p2p_blocking - p2p)) / st.vp;
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     bubble = (st.pp - 1.0) * std::max(0.0, layer_slot - 2 * layer_wgrad) + lighter_edge;
   }

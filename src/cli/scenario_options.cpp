@@ -43,9 +43,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"fused", "eager", "compiled"}))->capture_default_str();
   cmd.add_flag("--unfused-cross-entropy{false}", st.fused_cross_entropy,
                "The loss as Megatron-LM's vocab-parallel cross entropy of separate FP32 passes");
-  cmd.add_flag("--no-pipeline-sync{false}", st.pipeline_host_sync,
-               "The host does not wait for the GPU after pipeline transfers (PyTorch pipelining; "
-               "Megatron synchronises)");
+  cmd.add_option("--pipeline-transfers", o.pipeline_transfers,
+                 "How pipeline sends wait: host-sync (Megatron, DeepSpeed: the send blocks and the host "
+                 "waits for the GPU), stream (PyTorch pipelining: the compute stream waits), async "
+                 "(sends overlap compute, as Llama 3 ran)")
+      ->check(CLI::IsMember({"host-sync", "stream", "async"}))->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
@@ -109,6 +111,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;
   st.grad_reduce_dtype = o.grad_dtype == "fp32" ? spec::Dtype::kFp32 : spec::Dtype::kBf16;
   st.attention = o.attention == "unfused" ? spec::AttentionKernel::kUnfused : spec::AttentionKernel::kFlash;
+  st.pipeline_transfers = o.pipeline_transfers == "stream"  ? spec::PipelineTransfers::kStreamOrdered
+                          : o.pipeline_transfers == "async" ? spec::PipelineTransfers::kAsynchronous
+                                                            : spec::PipelineTransfers::kHostSynchronised;
   st.elementwise = o.elementwise == "eager"      ? spec::Elementwise::kEager
                    : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
                                                  : spec::Elementwise::kFusedKernels;

@@ -19,6 +19,7 @@ struct ScenarioOptions {
   std::string schedule;  // empty: 1f1b, or interleaved when --vp > 1
   std::string attention = "flash";
   std::string elementwise = "fused";
+  std::string pipeline_transfers = "host-sync";
   std::string grad_dtype = "bf16";
   long long global_batch_tokens = 0;
   std::string placement = "tp,cp,ep,dp,pp";

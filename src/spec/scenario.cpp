@@ -37,6 +37,10 @@ const char* name(Dtype k) {
   constexpr const char* kNames[] = {"fp32", "bf16", "fp16", "fp8"};
   return kNames[static_cast<int>(k)];
 }
+const char* name(PipelineTransfers k) {
+  constexpr const char* kNames[] = {"host-sync", "stream", "async"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(Axis k) {
   constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
   return kNames[static_cast<int>(k)];
@@ -391,7 +395,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.elementwise", name(st.elementwise));
   d.field("strategy.fused_cross_entropy", st.fused_cross_entropy);
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);
-  d.field("strategy.pipeline_host_sync", st.pipeline_host_sync);
+  d.field("strategy.pipeline_transfers", name(st.pipeline_transfers));
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);
   std::string placement;
   for (const Axis a : st.placement) {

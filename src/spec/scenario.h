@@ -51,6 +51,7 @@ const char* name(PositionKind k);
 const char* name(Schedule k);
 const char* name(Recompute k);
 const char* name(Dtype k);
+const char* name(PipelineTransfers k);
 const char* name(Axis k);
 
 }  // namespace stepcast::spec

@@ -25,6 +25,15 @@ enum class AttentionKernel { kFlash, kUnfused };
 /// Hugging Face Llama without compile: RMSNorm, RoPE and SwiGLU as chains of FP32 kernels); or
 /// compiled (torch.compile fuses each chain and the residual add into the next norm).
 enum class Elementwise { kFusedKernels, kEager, kCompiled };
+/// How a stage's pipeline sends and receives wait, on the GPU and on the host.
+///  kHostSynchronised: Megatron-LM and DeepSpeed. A send blocks the stage until its peer has the
+///    data, and the host waits for the GPU after every exchange (Megatron's
+///    torch.cuda.synchronize() after batch_isend_irecv).
+///  kStreamOrdered: PyTorch's pipelining library. The compute stream waits for each exchange
+///    (Work.wait() on the stream); the host runs on.
+///  kAsynchronous: sends overlap the compute after them and only a receive's consumer waits
+///    (Llama 3, Dubey et al. 2024 §3.3.2: "asynchronous point-to-point communication in PP").
+enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };
 
@@ -58,9 +67,7 @@ struct Strategy {
   // pace. 42.4 us: mean interval between kernel launches on a host thread in real eager PyTorch
   // training traces (tools/measure_host_dispatch.py). 0 models CUDA graphs.
   double host_dispatch_s = 42.4e-6;
-  // The host synchronises with the GPU after each pipeline send/receive (Megatron's
-  // batch_p2p_sync); PyTorch's pipelining library waits on streams instead.
-  bool pipeline_host_sync = true;
+  PipelineTransfers pipeline_transfers = PipelineTransfers::kHostSynchronised;
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 
   int micro_batches() const { return global_batch / (dp * micro_batch); }

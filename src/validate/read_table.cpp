@@ -108,7 +108,7 @@ struct Software {
   Recompute selective = Recompute::kSelective;       // what a plain "selective" cell means
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   Elementwise elementwise = Elementwise::kFusedKernels;
-  bool pipeline_host_sync = true;
+  spec::PipelineTransfers pipeline_transfers = spec::PipelineTransfers::kHostSynchronised;
   bool fused_cross_entropy = true;
 };
 
@@ -130,8 +130,10 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     }
   } else if (contains(source, "Llama3")) {
     // Llama 3 paper §3.3: FSDP that keeps parameters after forward (ZeRO-2-like), FP32 gradient
-    // reduce-scatter, parallelism order [TP, CP, PP, DP] from innermost.
+    // reduce-scatter, parallelism order [TP, CP, PP, DP] from innermost, asynchronous pipeline
+    // point-to-point communication (§3.3.2).
     sw.zero_stage = 2;
+    sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
     sw.grad_reduce = Dtype::kFp32;
     sw.placement = {Axis::kTp, Axis::kCp, Axis::kPp, Axis::kEp, Axis::kDp};
   } else if (contains(source, "torchtitan")) {
@@ -146,7 +148,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // Its Llama model is PyTorch reference code (torchtitan/models/llama/model.py, norms.py):
     // run eagerly unless the row names torch.compile.
     sw.elementwise = contains(model, "compile") ? Elementwise::kCompiled : Elementwise::kEager;
-    sw.pipeline_host_sync = false;  // torch.distributed.pipelining waits on streams, not the host
+    sw.pipeline_transfers = spec::PipelineTransfers::kStreamOrdered;  // torch.distributed.pipelining
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
   }
@@ -283,7 +285,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.overlap_tp_comm = contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;
   st.elementwise = sw.elementwise;
-  st.pipeline_host_sync = sw.pipeline_host_sync;
+  st.pipeline_transfers = sw.pipeline_transfers;
   st.fused_cross_entropy = sw.fused_cross_entropy;
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
 

@@ -299,7 +299,7 @@ class StepBuilder {
   // receive that follows it, so the host waits at each receive: for it, for the last send and for
   // the kernels launched so far.
   void pipeline_sync(TaskId transfer) {
-    if (!st_.pipeline_host_sync) return;
+    if (st_.pipeline_transfers != spec::PipelineTransfers::kHostSynchronised) return;
     host_waits_for(transfer);
     host_waits_for(last_);
     host_waits_for(last_send_);
@@ -309,9 +309,10 @@ class StepBuilder {
     const TaskId id = add(TaskKind::kSend, backward ? kSendPrevStream : kSendNextStream, Category::kPipeline,
                           0, backward ? "pp.send_grad" : "pp.send", -1, mb);
     g_.add_edge(last_, id);
-    // Megatron waits for its sends before the next kernel (batch_isend_irecv, then wait), so the
-    // transfer blocks the sender; the receiver posted its receive early and waits only for data.
-    pending_.push_back(id);
+    // Megatron and PyTorch's pipelining wait for a send before the next kernel (batch_isend_irecv,
+    // then wait), so the transfer blocks the sender; asynchronous sends overlap the kernels after
+    // them. The receiver waits only for the data.
+    if (st_.pipeline_transfers != spec::PipelineTransfers::kAsynchronous) pending_.push_back(id);
     sends_[transfer_index(backward, to_chunk, mb)] = id;
     last_send_ = id;
   }

@@ -301,7 +301,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.elementwise = fused\n"
     "strategy.fused_cross_entropy = true\n"
     "strategy.host_dispatch_s = 4.24e-05\n"
-    "strategy.pipeline_host_sync = true\n"
+    "strategy.pipeline_transfers = host-sync\n"
             "strategy.overlap_dp_comm = true\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");
   EXPECT_NE(text.find("model.name = \"llama-like\"\n"), std::string::npos);

@@ -35,7 +35,7 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.08},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.20},
-                     {"Llama3Herd2024_Table4", 0.075},
+                     {"Llama3Herd2024_Table4", 0.045},  // asynchronous pipeline sends (was 0.075)
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.42},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
@@ -58,7 +58,7 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.07},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.19},
-                     {"Llama3Herd2024_Table4", 0.065},
+                     {"Llama3Herd2024_Table4", 0.045},  // asynchronous pipeline sends (was 0.065)
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.35},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
