@@ -1,5 +1,7 @@
 #include "workload/operators.h"
 
+#include <memory>
+
 #include "core/error.h"
 
 namespace stepcast::workload {
@@ -232,8 +234,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
 
   out.add(norm("attention_norm", rep, m.hidden, e, s));
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
-  out[out.size() - 1].tp_edge = BlockEdge::kStart;
-  out[out.size() - 1].op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
+  out.back().tp_edge = BlockEdge::kStart;
+  out.back().op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
   if (m.position == PositionKind::kRope) out.add(rope(tokens * (m.heads + m.kv_heads) * hd / st.tp, e, s, 2));
   if (eager(s) && m.kv_heads < m.heads) {
     // repeat_kv: expand + reshape copies k and v out to every query head; backward sums them back.
@@ -246,8 +248,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     out.add(attention_transpose(2 * e * tokens * m.heads * hd / st.tp));
   }
   out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
-  out[out.size() - 1].tp_edge = BlockEdge::kEnd;
-  out[out.size() - 1].op_checkpoint_recompute = 1;
+  out.back().tp_edge = BlockEdge::kEnd;
+  out.back().op_checkpoint_recompute = 1;
   const bool fused = st.elementwise == Elementwise::kCompiled;
   const bool dropout = m.hidden_dropout > 0;
   out.add(residual("attention_residual", rep, m.hidden, e, fused, dropout));
@@ -266,7 +268,7 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     const std::size_t expert_up = add_dense_mlp(s, per_expert, moe.expert_ffn, "expert_up",
                                                 "expert_activation", "expert_down", local_experts, out);
     out[expert_up].ep_edge = BlockEdge::kStart;
-    out[out.size() - 1].ep_edge = BlockEdge::kEnd;
+    out.back().ep_edge = BlockEdge::kEnd;
     if (moe.shared_experts > 0) {
       add_dense_mlp(s, tokens, static_cast<double>(moe.expert_ffn) * moe.shared_experts,
                     "shared_expert_up", "shared_expert_activation", "shared_expert_down", 1, out);
@@ -275,10 +277,10 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     const std::size_t up = add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
     const bool swiglu = m.mlp == MlpKind::kSwiglu;
     out[up].op_checkpoint_recompute = swiglu ? 0.5 : 0;  // w3 of the fused w1|w3
-    out[out.size() - 1].op_checkpoint_recompute = swiglu ? 0 : 1;
+    out.back().op_checkpoint_recompute = swiglu ? 0 : 1;
   }
   out[mlp_start].tp_edge = BlockEdge::kStart;
-  out[out.size() - 1].tp_edge = BlockEdge::kEnd;
+  out.back().tp_edge = BlockEdge::kEnd;
   out.add(residual("mlp_residual", rep, m.hidden, e, fused, dropout));
   return out;
 }

@@ -13,7 +13,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "spec/scenario.h"
 
@@ -67,6 +66,7 @@ class LayerOps {
   std::size_t size() const { return count_; }
   Op& operator[](std::size_t i) { return slots_[i].op; }
   const Op& operator[](std::size_t i) const { return slots_[i].op; }
+  Op& back() { return slots_[count_ - 1].op; }
   const Op* begin() const { return &slots_[0].op; }
   const Op* end() const { return begin() + count_; }
 
