@@ -246,13 +246,19 @@ NormKind norm_kind(const Fields& f, NormKind fallback) {
   return fallback;
 }
 
-// The fields llama, mistral, mixtral, qwen2, qwen2_moe and deepseek share.
-ModelSpec read_llama_like(const Fields& f) {
+// Layers, widths and heads under the field names the llama family and GPT-NeoX share.
+ModelSpec read_transformer_shape(const Fields& f) {
   ModelSpec m;
   m.layers = f.required_int("num_hidden_layers");
   m.hidden = f.required_int("hidden_size");
   m.ffn = f.required_int("intermediate_size");
   m.heads = f.required_int("num_attention_heads");
+  return m;
+}
+
+// The fields llama, mistral, mixtral, qwen2, qwen2_moe and deepseek share.
+ModelSpec read_llama_like(const Fields& f) {
+  ModelSpec m = read_transformer_shape(f);
   // transformers: num_key_value_heads unset means multi-head attention.
   m.kv_heads = f.optional_int("num_key_value_heads", m.heads);
   m.head_dim = f.optional_int("head_dim", 0);
@@ -369,11 +375,7 @@ ModelSpec read_gpt2(const Fields& f) {
 
 // GPT-NeoX (Pythia, GPT-NeoX-20B): rotary on rotary_pct of each head, biases, untied embeddings.
 ModelSpec read_gpt_neox(const Fields& f) {
-  ModelSpec m;
-  m.layers = f.required_int("num_hidden_layers");
-  m.hidden = f.required_int("hidden_size");
-  m.ffn = f.required_int("intermediate_size");
-  m.heads = f.required_int("num_attention_heads");
+  ModelSpec m = read_transformer_shape(f);
   m.kv_heads = m.heads;
   m.vocab = f.required_int("vocab_size");
   m.max_seq = f.optional_int("max_position_embeddings", 0);
