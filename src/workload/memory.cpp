@@ -31,8 +31,9 @@ double in_flight_micro_batches(const spec::Scenario& s) {
       return std::min<double>(st.pp, m);
     case spec::Schedule::kInterleaved:
       // Korthikanti et al. 2022, §4.2.3: the first stage holds pp * (1 + (pp-1)/(pp*vp))
-      // micro-batches' worth of its layers' activations.
-      return std::min<double>(st.pp * (1.0 + (st.pp - 1.0) / (st.pp * st.vp)), m * 1.0 * st.vp);
+      // micro-batches' worth of its layers' activations. Its warm-up runs at most all m * vp
+      // chunk forwards, each holding 1/vp of the stage: m micro-batches' worth.
+      return std::min<double>(st.pp * (1.0 + (st.pp - 1.0) / (st.pp * st.vp)), m);
   }
   return m;
 }

@@ -238,6 +238,20 @@ TEST(Build, OneFOneBKeepsStagesMicroBatchesOfActivationsOnTheFirstStage) {
               1e-6 * peak[0]);
 }
 
+TEST(Build, InterleavedFirstStageHoldsAtMostEveryMicroBatchOnce) {
+  // llama2-70b, 80 layers on 4 stages of 2 chunks. With m = 4 = pp micro-batches the first stage's
+  // warm-up (2(pp-1) + (vp-1)pp = 10 chunk forwards) is longer than the m vp = 8 there are: it runs
+  // them all, holding every micro-batch's activations of all its 20 layers once, not the
+  // steady-state pp (1 + (pp-1)/(pp vp)) = 5.5 micro-batches' worth.
+  const int p = 4, m = 4;
+  Shape x{.gpus = 32, .tp = 8, .pp = p, .vp = 2, .global_batch = m};
+  x.schedule = spec::Schedule::kInterleaved;
+  const spec::Scenario s = scenario("llama2-70b", "dgx-h100", x);
+  const analysis::Simulation sim = analysis::simulate(s);
+  const double per_micro_batch = layer_activation_bytes(s, spec::Recompute::kNone) * 80 / p;
+  EXPECT_NEAR(analysis::peak_memory(sim.graph, sim.timeline)[0], m * per_micro_batch, 1e-6 * m * per_micro_batch);
+  EXPECT_NEAR(analytic::estimate(s).memory.activations_bytes, m * per_micro_batch, 1e-6 * m * per_micro_batch);
+}
 TEST(Build, BreakdownAddsUpToTheSimulatedStep) {
   Shape x{.gpus = 64, .tp = 8, .pp = 4, .vp = 5, .global_batch = 32};
   x.schedule = spec::Schedule::kInterleaved;
