@@ -110,6 +110,7 @@ struct Software {
   Elementwise elementwise = Elementwise::kFusedKernels;
   spec::PipelineTransfers pipeline_transfers = spec::PipelineTransfers::kHostSynchronised;
   bool fused_cross_entropy = true;
+  bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
@@ -149,6 +150,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // run eagerly unless the row names torch.compile.
     sw.elementwise = contains(model, "compile") ? Elementwise::kCompiled : Elementwise::kEager;
     sw.pipeline_transfers = spec::PipelineTransfers::kStreamOrdered;  // torch.distributed.pipelining
+    // Its TP plan shards the norms and the blocks' outputs along the sequence (SequenceParallel,
+    // output_layouts=Shard(1) in models/llama/parallelize_llama.py, apply_tp).
+    sw.tp_shards_sequence = true;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
   }
@@ -216,6 +220,15 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
   return m;
 }
 
+// Whether a row's configuration is valid and fits in memory: a run that was measured did both.
+bool runs(const spec::Scenario& s) {
+  try {
+    return workload::memory_per_gpu(spec::complete_and_validate(s)).fits;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // Picks the pipeline depth a source did not state: the smallest that divides the layers and the
 // GPUs left after TP and whose memory fits.
 int default_pipeline(spec::Scenario s) {
@@ -225,13 +238,19 @@ int default_pipeline(spec::Scenario s) {
     s.strategy.pp = pp;
     s.strategy.dp = 0;
     s.strategy.vp = default_virtual_stages(s.model.layers, pp);
-    try {
-      const spec::Scenario done = spec::complete_and_validate(s);
-      if (workload::memory_per_gpu(done).fits) return pp;
-    } catch (const Error&) {
-    }
+    if (runs(s)) return pp;
   }
   return 1;
+}
+
+// Sequence parallelism where the row does not say: on when the software always runs it, else on
+// when the run could not have fitted in memory without it (Llama 3's 8K pre-training, which §3.3.2
+// says ran without activation checkpointing), as it only ever lowers the memory.
+bool default_sequence_parallel(spec::Scenario s, const Software& sw) {
+  if (s.strategy.tp <= 1) return false;
+  if (sw.tp_shards_sequence) return true;
+  s.strategy.sequence_parallel = false;
+  return !runs(s);
 }
 
 Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Options& options) {
@@ -277,7 +296,6 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   s.model.max_seq = st.seq_len;
   st.global_batch = r.required("global_batch_seqs");
   parse_recompute(r.text("recompute"), sw, r, st);
-  st.sequence_parallel = r.text("seq_parallel") == "yes";
   st.attention = sw.attention;
   st.zero_stage = sw.zero_stage;
   st.grad_reduce_dtype = sw.grad_reduce;
@@ -304,6 +322,8 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   } else {
     st.micro_batch = 1;  // the documented default when a source does not state it
   }
+  const std::string& sp = r.text("seq_parallel");
+  st.sequence_parallel = sp.empty() ? default_sequence_parallel(s, sw) : sp == "yes";
   return c;
 }
 

@@ -47,7 +47,6 @@ class StepBuilder {
         st_(s.strategy),
         chunks_(st_.pp * st_.vp),
         micro_batches_(st_.micro_batches()),
-        layers_(chunk_layers(s.model.layers, chunks_)),
         dense_(priced(layer_ops(s, false), s)),
         moe_(s.model.is_moe() ? priced(layer_ops(s, true), s) : PricedLayer{}),
         embedding_(priced(embedding_ops(s), s)),
@@ -59,8 +58,8 @@ class StepBuilder {
         rendezvous_(st_.schedule == spec::Schedule::kGpipe || st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
         recvs_(sends_.size(), kNone) {
-    first_layer_.resize(layers_.size() + 1, 0);
-    std::partial_sum(layers_.begin(), layers_.end(), first_layer_.begin() + 1);
+    first_layer_.resize(static_cast<std::size_t>(chunks_) + 1, 0);
+    for (int j = 0; j < chunks_; ++j) first_layer_[j + 1] = first_layer_[j] + chunk_layer_count(s.model.layers, chunks_, j);
   }
 
   graph::ExecGraph build() {
@@ -319,8 +318,10 @@ class StepBuilder {
 
   void edge_ops(const PricedLayer& p, Mode mode, int mb) { run_ops(p, mode, -1, mb); }
 
+  int layers_in(int model_chunk) const { return first_layer_[model_chunk + 1] - first_layer_[model_chunk]; }
+
   double chunk_activation_bytes(int model_chunk) const {
-    return activation_bytes_ * layers_[static_cast<std::size_t>(model_chunk)];
+    return activation_bytes_ * layers_in(model_chunk);
   }
 
   void allocate(double bytes) { g_.mutable_task(last_).memory_delta += bytes; }
@@ -378,7 +379,7 @@ class StepBuilder {
     double p = 0;
     for (int c = 0; c < st_.vp; ++c) {
       const int j = c * st_.pp + stage;
-      p += layers_[static_cast<std::size_t>(j)] * layer_params_;
+      p += layers_in(j) * layer_params_;
       if (j == 0) p += embedding_params();
       if (j == chunks_ - 1) p += head_params();
     }
@@ -467,8 +468,7 @@ class StepBuilder {
   const spec::Strategy& st_;
   const int chunks_;
   const int micro_batches_;
-  const std::vector<int> layers_;
-  std::vector<int> first_layer_;
+  std::vector<int> first_layer_;  // by model chunk, and the layer count at the end
   const PricedLayer dense_, moe_, embedding_, head_;
   const ParamCounts params_;
   const double layer_params_;
@@ -490,18 +490,6 @@ class StepBuilder {
 };
 
 }  // namespace
-
-std::vector<int> chunk_layers(int layers, int chunks) {
-  STEPCAST_ASSERT(chunks >= 1 && layers >= chunks, "chunk_layers needs 1 <= chunks <= layers");
-  std::vector<int> out(static_cast<std::size_t>(chunks), layers / chunks);
-  // Spare layers go to the middle chunks first, then to the first and the last.
-  std::vector<int> order;
-  for (int j = 1; j + 1 < chunks; ++j) order.push_back(j);
-  order.push_back(0);
-  if (chunks > 1) order.push_back(chunks - 1);
-  for (int i = 0; i < layers % chunks; ++i) ++out[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
-  return out;
-}
 
 graph::ExecGraph build(const spec::Scenario& s) { return StepBuilder(s).build(); }
 

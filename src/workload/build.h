@@ -57,7 +57,4 @@ enum Stream : std::uint16_t {
 /// REQUIRES: s passed spec::complete_and_validate. Returns a finalized graph.
 graph::ExecGraph build(const spec::Scenario& s);
 
-/// Layers of each of the pp * vp model chunks, in model order (chunk j = vchunk * pp + stage).
-std::vector<int> chunk_layers(int layers, int chunks);
-
 }  // namespace stepcast::workload

@@ -80,4 +80,18 @@ std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, i
   return forwards;
 }
 
+int chunk_layer_count(int layers, int chunks, int chunk) {
+  STEPCAST_ASSERT(chunks >= 1 && layers >= chunks && chunk >= 0 && chunk < chunks,
+                  "chunk_layer_count needs 1 <= chunks <= layers and a chunk in range");
+  // The spare layers are handed out in the order 1, 2, ..., chunks-2, 0, chunks-1.
+  const int rank = chunk == 0 ? std::max(0, chunks - 2) : chunk == chunks - 1 ? chunks - 1 : chunk - 1;
+  return layers / chunks + (rank < layers % chunks ? 1 : 0);
+}
+
+int stage_layer_count(int layers, int pp, int vp, int stage) {
+  int count = 0;
+  for (int v = 0; v < vp; ++v) count += chunk_layer_count(layers, pp * vp, v * pp + stage);
+  return count;
+}
+
 }  // namespace stepcast::workload

@@ -37,4 +37,13 @@ struct Slot {
 /// unless interleaved), micro_batches >= 1.
 std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage);
 
+/// Layers of model chunk `chunk` (0..chunks-1; chunk j runs on stage j % pp) when `layers` are
+/// split over `chunks`: an even share, the spare layers going to the middle chunks first, then to
+/// the first and the last, which carry the embedding and the output head (Llama 3's 126 layers on
+/// 16 stages: 7, 8 x 14, 7). REQUIRES: 1 <= chunks <= layers, 0 <= chunk < chunks.
+int chunk_layer_count(int layers, int chunks, int chunk);
+
+/// Layers of pipeline stage `stage`: the sum over its vp chunks.
+int stage_layer_count(int layers, int pp, int vp, int stage);
+
 }  // namespace stepcast::workload

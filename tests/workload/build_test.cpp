@@ -304,15 +304,5 @@ TEST(Build, EveryScheduleSimulatesWithoutDeadlockForAnyMicroBatchCount) {
   }
 }
 
-TEST(Build, SpareLayersGoToTheMiddleChunks) {
-  // Llama 3 405B: 126 layers on 32 model chunks; the first and last carry the embedding and head.
-  const std::vector<int> layers = chunk_layers(126, 32);
-  EXPECT_EQ(layers.front(), 3);
-  EXPECT_EQ(layers.back(), 3);
-  for (std::size_t j = 1; j + 1 < layers.size(); ++j) EXPECT_EQ(layers[j], 4);
-  EXPECT_EQ(chunk_layers(5, 1), std::vector<int>{5});
-  EXPECT_EQ(chunk_layers(5, 2), (std::vector<int>{3, 2}));
-}
-
 }  // namespace
 }  // namespace stepcast::workload

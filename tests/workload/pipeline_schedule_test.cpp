@@ -120,5 +120,26 @@ TEST(PipelineSchedule, ZeroBubbleH1LeavesStagesMinusOneTimesForwardPlusBackwardM
   EXPECT_EQ(simulate(Schedule::kZeroBubbleH1, p, 1, m, f, b, w), m * (f + b + w) + (p - 1) * (f + b - w));
 }
 
+TEST(PipelineLayout, SpareLayersGoToTheMiddleChunks) {
+  // Llama 3 405B: 126 layers on 32 model chunks; the first and last carry the embedding and head.
+  EXPECT_EQ(chunk_layer_count(126, 32, 0), 3);
+  EXPECT_EQ(chunk_layer_count(126, 32, 31), 3);
+  for (int j = 1; j < 31; ++j) EXPECT_EQ(chunk_layer_count(126, 32, j), 4) << j;
+  EXPECT_EQ(chunk_layer_count(5, 1, 0), 5);
+  EXPECT_EQ(chunk_layer_count(5, 2, 0), 3);
+  EXPECT_EQ(chunk_layer_count(5, 2, 1), 2);
+}
+
+TEST(PipelineLayout, AStageHoldsTheLayersOfItsChunks) {
+  // 126 layers, 16 stages of 2 chunks: stage 0 holds chunks 0 and 16 (3 + 4), stage 15 chunks 15
+  // and 31 (4 + 3), the others 8; all stages together hold every layer once.
+  EXPECT_EQ(stage_layer_count(126, 16, 2, 0), 7);
+  EXPECT_EQ(stage_layer_count(126, 16, 2, 15), 7);
+  int total = 0;
+  for (int s = 0; s < 16; ++s) total += stage_layer_count(126, 16, 2, s);
+  EXPECT_EQ(total, 126);
+  EXPECT_EQ(stage_layer_count(126, 16, 1, 7), 8);
+}
+
 }  // namespace
 }  // namespace stepcast::workload
