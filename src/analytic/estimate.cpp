@@ -1,10 +1,13 @@
 #include "analytic/estimate.h"
 
 #include <algorithm>
+#include <array>
 
+#include "core/error.h"
 #include "cost/compute.h"
 #include "workload/model_size.h"
 #include "workload/operators.h"
+#include "workload/pipeline_schedule.h"
 #include "workload/placement.h"
 #include "workload/step_costs.h"
 
@@ -22,8 +25,14 @@ struct PassTimes {
   double fwd = 0;        // forward kernels
   double bwd = 0;        // backward kernels
   double recompute = 0;  // forward kernels re-run in backward
-  double gemm_fwd = 0;   // GEMM share of fwd, for async-TP overlap
-  double gemm_bwd = 0;
+  // The ops at the TP block edges (a layer has two blocks), whose GEMMs async TP fuses with the
+  // edge collectives.
+  struct Edge {
+    bool start = false;
+    double fwd = 0, bwd = 0;
+  };
+  std::array<Edge, 4> tp_edges{};
+  int tp_edge_count = 0;
   double attention_fwd = 0;  // core attention share of fwd, for CP overlap
   double attention_bwd = 0;
   double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
@@ -34,9 +43,9 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
   PassTimes t;
   for (const Op& op : ops) {
     const workload::OpTime o = workload::op_time(op, s);
-    if (op.kind == OpKind::kGemm) {
-      t.gemm_fwd += o.fwd;
-      t.gemm_bwd += o.bwd();
+    if (op.tp_edge != workload::BlockEdge::kNone) {
+      STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
+      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge == workload::BlockEdge::kStart, o.fwd, o.bwd()};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
@@ -73,16 +82,21 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   if (st.tp <= 1) return {};
   // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
   // all-gather before and a reduce-scatter after each block (Korthikanti §4.2.2).
-  const double one = 2 * (st.sequence_parallel
-                              ? workload::tp_collective_s(s, CollectiveKind::kAllGather) +
-                                    workload::tp_collective_s(s, CollectiveKind::kReduceScatter)
-                              : workload::tp_collective_s(s, CollectiveKind::kAllReduce));
-  LayerComm c{one, one + full_recompute_fraction(st) * one, st.sequence_parallel ? 4.0 : 2.0};
-  if (st.overlap_tp_comm) {  // async TP decomposes the GEMMs and hides the collectives behind them
-    c.fwd = std::max(0.0, c.fwd - k.gemm_fwd);
-    c.bwd = std::max(0.0, c.bwd - k.gemm_bwd);
+  const double gather = workload::tp_collective_s(s, CollectiveKind::kAllGather);
+  const double scatter = workload::tp_collective_s(s, CollectiveKind::kReduceScatter);
+  const double all_reduce = workload::tp_collective_s(s, CollectiveKind::kAllReduce);
+  // Forward: gather at a block's start and scatter at its end, or all-reduce at its end;
+  // backward mirrors it (all-reduce of the start's input gradient without SP).
+  double fwd = 0, bwd = 0;
+  for (int i = 0; i < k.tp_edge_count; ++i) {
+    const PassTimes::Edge& e = k.tp_edges[static_cast<std::size_t>(i)];
+    const double c_fwd = st.sequence_parallel ? (e.start ? gather : scatter) : (e.start ? 0 : all_reduce);
+    const double c_bwd = st.sequence_parallel ? (e.start ? scatter : gather) : (e.start ? all_reduce : 0);
+    // Async TP fuses each collective with its edge GEMM, which it decomposes to hide it.
+    fwd += st.overlap_tp_comm ? std::max(0.0, c_fwd - e.fwd) : c_fwd;
+    bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd) : c_bwd;
   }
-  return c;
+  return {fwd, bwd + full_recompute_fraction(st) * fwd, st.sequence_parallel ? 4.0 : 2.0};
 }
 
 LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
@@ -125,48 +139,78 @@ Estimate estimate(const spec::Scenario& s) {
   const workload::ParamCounts params = workload::param_counts(m);
   Estimate out;
 
-  // Layers of the slowest stage, split into dense and MoE layers in proportion.
-  const double layers = static_cast<double>(m.layers) / st.pp;
+  // MoE layers are spread over the stages in proportion to the dense ones.
   const double moe_fraction = m.is_moe() ? static_cast<double>(m.layers - m.moe.dense_layers) / m.layers : 0;
 
   const PassTimes dense = price(workload::layer_ops(s, false), s);
   const PassTimes moe = m.is_moe() ? price(workload::layer_ops(s, true), s) : PassTimes{};
   const PassTimes head = price(workload::head_ops(s), s);
   const PassTimes embed = price(workload::embedding_ops(s), s);
-  // The last stage carries the output head, the first the embedding; pp == 1 carries both.
-  const double edge_fwd = st.pp == 1 ? head.fwd + embed.fwd : std::max(head.fwd, embed.fwd);
-  const double edge_bwd = st.pp == 1 ? head.bwd + embed.bwd : std::max(head.bwd, embed.bwd);
 
   const auto mix = [&](double d, double e) { return (1 - moe_fraction) * d + moe_fraction * e; };
   const LayerComm tp_d = tp_comm(s, dense), cp_d = cp_comm(s, dense);
   const LayerComm tp_m = m.is_moe() ? tp_comm(s, moe) : LayerComm{};
   const LayerComm cp_m = m.is_moe() ? cp_comm(s, moe) : LayerComm{};
   const LayerComm ep = ep_comm(s);
-
-  const double kernels_fwd = layers * mix(dense.fwd, moe.fwd) + edge_fwd;
-  const double kernels_bwd = layers * mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute) + edge_bwd;
-  const double tp = layers * (mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd));
-  const double cp = layers * (mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd));
-  const double epc = layers * moe_fraction * (ep.fwd + ep.bwd);
   const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
     return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches};
   };
-  const double head_host = edge_host_s(head), embed_host = edge_host_s(embed);
-  const double edge_host = st.pp == 1 ? head_host + embed_host : std::max(head_host, embed_host);
-  const double host =
-      layers * mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0) +
-      edge_host;
 
+  // One layer's share of one micro-batch: kernels, exposed communication and host time.
+  const double layer_fwd = mix(dense.fwd, moe.fwd);
+  const double layer_bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute);
+  const double layer_tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd);
+  const double layer_cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd);
+  const double layer_ep = moe_fraction * (ep.fwd + ep.bwd);
+  const double layer_host =
+      mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0);
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
   // kernels, so a layer costs max(kernels, communication).
-  double fsdp = 0;
+  double layer_fsdp = 0;
   if (st.zero_stage >= 3) {
     const double gather = workload::fsdp_gather_s(s);
     const double scatter = workload::fsdp_scatter_s(s);
-    const double f = mix(dense.fwd, moe.fwd), b = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute);
-    fsdp = layers * (std::max(0.0, gather - f) + std::max(0.0, gather + scatter - b));
+    layer_fsdp = std::max(0.0, gather - layer_fwd) + std::max(0.0, gather + scatter - layer_bwd);
   }
+  const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
+
+  // The stages: the first carries the embedding, the last the output head (pp == 1 both), and
+  // the layers are laid out as the pipeline places them (spare layers to the middle stages).
+  struct Stage {
+    double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_host = 0;
+    double time() const { return edge_fwd + edge_bwd + edge_host; }
+  };
+  const auto stage = [&](int i, double layers) {
+    Stage g{layers};
+    const auto carry = [&](const PassTimes& edge) {
+      g.edge_fwd += edge.fwd;
+      g.edge_bwd += edge.bwd;
+      g.edge_host += edge_host_s(edge);
+    };
+    if (i == 0) carry(embed);
+    if (i == st.pp - 1) carry(head);
+    return g;
+  };
+  const auto stage_s = [&](const Stage& g) { return g.layers * layer_s + g.time(); };
+  const auto stage_at = [&](int i) { return stage(i, workload::stage_layer_count(m.layers, st.pp, st.vp, i)); };
+  // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
+  // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
+  Stage slowest = stage_at(0);
+  int slowest_index = 0;
+  const auto consider = [&](int i) {
+    const Stage g = stage_at(i);
+    if (stage_s(g) > stage_s(slowest)) slowest = g, slowest_index = i;
+  };
+  if (st.pp >= 3) consider(1);
+  if (st.pp >= 2) consider(st.pp - 1);
+  // Every layer and both edges once.
+  const double all_stages_s = m.layers * layer_s + head.fwd + head.bwd + edge_host_s(head) + embed.fwd +
+                              embed.bwd + edge_host_s(embed);
+  const double layers = slowest.layers;
+
+  const double kernels_fwd = layers * layer_fwd + slowest.edge_fwd;
+  const double kernels_bwd = layers * layer_bwd + slowest.edge_bwd;
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
@@ -180,26 +224,25 @@ Estimate estimate(const spec::Scenario& s) {
                                     st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
   const double p2p = hidden_behind_chunks ? std::max(0.0, p2p_blocking - 2.0 * kernels_fwd) : p2p_blocking;
 
-  const double per_micro_batch = kernels_fwd + kernels_bwd + tp + cp + epc + fsdp + p2p + host;
+  const double per_micro_batch = stage_s(slowest) + p2p;
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving
-  // (Narayanan et al. 2021, §2.2.1-2.2.2).
-  // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
-  // al. 2024, §3.1), i.e. (pp-1) slots of (F + B + W) - 2W.
-  // Stages differ in their edges: a micro-batch passes the head once and the embedding once on its
-  // way through the pipeline, so the slowest stage sets the m steady-state slots and the fill and
-  // drain cost the other stages' time, sum(t_s) - max(t_s) (layers in every slot, the lighter edge
-  // once), not (pp-1) slots of the slowest stage.
-  const double head_s = head.fwd + head.bwd + head_host;
-  const double embed_s = embed.fwd + embed.bwd + embed_host;
-  const double slowest_edge = edge_fwd + edge_bwd + edge_host;
-  const double lighter_edge = st.pp == 1 ? 0 : std::min(head_s, embed_s);
-  const double layer_slot = per_micro_batch - slowest_edge;
-  const double layer_wgrad = layers * mix(dense.wgrad, moe.wgrad);
-  double bubble = (st.pp - 1.0) * layer_slot + lighter_edge;
+  // (Narayanan et al. 2021, §2.2.1-2.2.2). Stages differ in their layers and edges: a micro-batch
+  // passes the head once and the embedding once on its way through the pipeline, so the slowest
+  // stage sets the m steady-state slots and the fill and drain cost the other stages' time,
+  // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage.
+  double bubble = all_stages_s - stage_s(slowest) + (st.pp - 1.0) * p2p;
   if (st.schedule == spec::Schedule::kInterleaved) bubble = (bubble + (st.pp - 1.0) * (p2p_blocking - p2p)) / st.vp;
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
-    bubble = (st.pp - 1.0) * std::max(0.0, layer_slot - 2 * layer_wgrad) + lighter_edge;
+    // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
+    // al. 2024, §3.1), i.e. each other stage's slot of F + B + W less 2W.
+    const double layer_wgrad = mix(dense.wgrad, moe.wgrad);
+    bubble = 0;
+    for (int i = 0; i < st.pp; ++i) {
+      if (i == slowest_index) continue;
+      const Stage g = stage_at(i);
+      bubble += std::max(0.0, g.layers * (layer_s - 2 * layer_wgrad) + p2p) + g.time();
+    }
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
 
@@ -219,12 +262,12 @@ Estimate estimate(const spec::Scenario& s) {
 
   Breakdown& b = out.breakdown;
   b.compute_s = micro_batches * (kernels_fwd + kernels_bwd);
-  b.tp_comm_s = micro_batches * tp;
-  b.cp_comm_s = micro_batches * cp;
-  b.ep_comm_s = micro_batches * epc;
+  b.tp_comm_s = micro_batches * layers * layer_tp;
+  b.cp_comm_s = micro_batches * layers * layer_cp;
+  b.ep_comm_s = micro_batches * layers * layer_ep;
   b.pp_comm_s = micro_batches * p2p;
-  b.fsdp_comm_s = micro_batches * fsdp;
-  b.host_s = micro_batches * host;
+  b.fsdp_comm_s = micro_batches * layers * layer_fsdp;
+  b.host_s = micro_batches * (layers * layer_host + slowest.edge_host);
   b.bubble_s = bubble;
   b.dp_comm_s = dp;
   b.optimizer_s = optimizer;

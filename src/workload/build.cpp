@@ -147,30 +147,34 @@ class StepBuilder {
   }
 
   // The TP collectives at an op's block edge, in the order they run (forward: gather before a
-  // block start, reduce after a block end; backward mirrors it).
+  // block start, reduce after a block end; backward mirrors it). Async TP fuses each with the
+  // edge GEMM, which it decomposes: the collective runs beside that GEMM, before or after it.
   void tp_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
     if (st_.tp <= 1 || op.tp_edge == BlockEdge::kNone) return;
     const bool start = op.tp_edge == BlockEdge::kStart;
     const bool backward = mode == Mode::kBackward;
     CollectiveKind kind;
+    bool runs_before;
     if (st_.sequence_parallel) {
       // Forward: all-gather before the block, reduce-scatter after; backward the reverse.
       const bool gather_edge = start != backward;
-      if (before != gather_edge) return;
+      runs_before = gather_edge;
       kind = gather_edge ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter;
     } else {
       // One all-reduce per block and pass: after the block's end (forward), after its start's
       // input gradient (backward, Megatron's f operator).
-      if (before || start != backward) return;
+      if (start != backward) return;
+      runs_before = false;
       kind = CollectiveKind::kAllReduce;
     }
+    if (before != (st_.overlap_tp_comm || runs_before)) return;
     const std::string_view name = kind == CollectiveKind::kAllGather      ? "tp.all_gather"
                        : kind == CollectiveKind::kReduceScatter ? "tp.reduce_scatter"
                                                                 : "tp.all_reduce";
     const double seconds = tp_collective_s(s_, kind);
     if (!st_.overlap_tp_comm) {
       collective(Category::kTensorParallel, seconds, name, layer, mb);
-    } else if (seconds > 0) {  // async TP: beside the GEMM it is fused with; the op after waits
+    } else if (seconds > 0) {  // async TP: beside the edge GEMM; the op after it waits
       after_next_.push_back(side(kOverlapStream, Category::kTensorParallel, seconds, name, layer, mb));
     }
   }

@@ -35,11 +35,14 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.08},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.20},
-                     {"Llama3Herd2024_Table4", 0.045},  // asynchronous pipeline sends (was 0.075)
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.42},
+                     // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
+                     // without it, the stages' real layer counts and async TP per edge GEMM.
+                     {"Llama3Herd2024_Table4", 0.060},
+                     // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.461},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.44);
+  EXPECT_LE(r.overall.mape, 0.445);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
@@ -58,11 +61,11 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.07},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
                      {"Narayanan2021_SC21_Megatron_Table2", 1.19},
-                     {"Llama3Herd2024_Table4", 0.045},  // asynchronous pipeline sends (was 0.065)
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.35},
+                     {"Llama3Herd2024_Table4", 0.072},  // 2026-11-21, as above (was 0.045)
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.463},  // as above (was 0.35)
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.42);
+  EXPECT_LE(r.overall.mape, 0.442);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
