@@ -177,12 +177,13 @@ Estimate estimate(const spec::Scenario& s) {
 
   // The stages: the first carries the embedding, the last the output head (pp == 1 both), and
   // the layers are laid out as the pipeline places them (spare layers to the middle stages).
+  const auto edge_s = [](const PassTimes& edge) { return edge.fwd + edge.bwd + edge_host_s(edge); };
   struct Stage {
     double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_host = 0;
-    double time() const { return edge_fwd + edge_bwd + edge_host; }
+    double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
   };
-  const auto stage = [&](int i, double layers) {
-    Stage g{layers};
+  const auto stage_at = [&](int i) {
+    Stage g{static_cast<double>(workload::stage_layer_count(m.layers, st.pp, st.vp, i))};
     const auto carry = [&](const PassTimes& edge) {
       g.edge_fwd += edge.fwd;
       g.edge_bwd += edge.bwd;
@@ -192,8 +193,7 @@ Estimate estimate(const spec::Scenario& s) {
     if (i == st.pp - 1) carry(head);
     return g;
   };
-  const auto stage_s = [&](const Stage& g) { return g.layers * layer_s + g.time(); };
-  const auto stage_at = [&](int i) { return stage(i, workload::stage_layer_count(m.layers, st.pp, st.vp, i)); };
+  const auto stage_s = [&](const Stage& g) { return g.layers * layer_s + g.edges_s(); };
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
   Stage slowest = stage_at(0);
@@ -204,9 +204,7 @@ Estimate estimate(const spec::Scenario& s) {
   };
   if (st.pp >= 3) consider(1);
   if (st.pp >= 2) consider(st.pp - 1);
-  // Every layer and both edges once.
-  const double all_stages_s = m.layers * layer_s + head.fwd + head.bwd + edge_host_s(head) + embed.fwd +
-                              embed.bwd + edge_host_s(embed);
+  const double all_stages_s = m.layers * layer_s + edge_s(head) + edge_s(embed);  // each once
   const double layers = slowest.layers;
 
   const double kernels_fwd = layers * layer_fwd + slowest.edge_fwd;
@@ -241,7 +239,7 @@ Estimate estimate(const spec::Scenario& s) {
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
       const Stage g = stage_at(i);
-      bubble += std::max(0.0, g.layers * (layer_s - 2 * layer_wgrad) + p2p) + g.time();
+      bubble += std::max(0.0, g.layers * (layer_s - 2 * layer_wgrad) + p2p) + g.edges_s();
     }
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
