@@ -28,7 +28,7 @@ struct PassTimes {
   // The ops at the TP block edges (a layer has two blocks), whose GEMMs async TP fuses with the
   // edge collectives.
   struct Edge {
-    bool start = false;
+    workload::BlockEdge edge = workload::BlockEdge::kNone;
     double fwd = 0, bwd = 0;
   };
   std::array<Edge, 4> tp_edges{};
@@ -45,7 +45,7 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
     const workload::OpTime o = workload::op_time(op, s);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
-      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge == workload::BlockEdge::kStart, o.fwd, o.bwd()};
+      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd()};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
@@ -82,16 +82,20 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   if (st.tp <= 1) return {};
   // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
   // all-gather before and a reduce-scatter after each block (Korthikanti §4.2.2).
-  const double gather = workload::tp_collective_s(s, CollectiveKind::kAllGather);
-  const double scatter = workload::tp_collective_s(s, CollectiveKind::kReduceScatter);
-  const double all_reduce = workload::tp_collective_s(s, CollectiveKind::kAllReduce);
-  // Forward: gather at a block's start and scatter at its end, or all-reduce at its end;
-  // backward mirrors it (all-reduce of the start's input gradient without SP).
+  // Priced once per kind: with SP the gathers and scatters, else the all-reduces.
+  const bool sp = st.sequence_parallel;
+  const double gather = sp ? workload::tp_collective_s(s, CollectiveKind::kAllGather) : 0;
+  const double scatter = sp ? workload::tp_collective_s(s, CollectiveKind::kReduceScatter) : 0;
+  const double all_reduce = sp ? 0 : workload::tp_collective_s(s, CollectiveKind::kAllReduce);
+  const auto seconds = [&](workload::BlockEdge edge, bool backward) {
+    const auto kind = workload::tp_edge_collective(edge, backward, sp);
+    if (!kind) return 0.0;
+    return *kind == CollectiveKind::kAllGather ? gather : *kind == CollectiveKind::kReduceScatter ? scatter : all_reduce;
+  };
   double fwd = 0, bwd = 0;
   for (int i = 0; i < k.tp_edge_count; ++i) {
     const PassTimes::Edge& e = k.tp_edges[static_cast<std::size_t>(i)];
-    const double c_fwd = st.sequence_parallel ? (e.start ? gather : scatter) : (e.start ? 0 : all_reduce);
-    const double c_bwd = st.sequence_parallel ? (e.start ? scatter : gather) : (e.start ? all_reduce : 0);
+    const double c_fwd = seconds(e.edge, false), c_bwd = seconds(e.edge, true);
     // Async TP fuses each collective with its edge GEMM, which it decomposes to hide it.
     fwd += st.overlap_tp_comm ? std::max(0.0, c_fwd - e.fwd) : c_fwd;
     bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd) : c_bwd;

@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "core/error.h"
@@ -146,28 +145,14 @@ class StepBuilder {
     return s_.model.is_moe() && layer >= s_.model.moe.dense_layers ? moe_ : dense_;
   }
 
-  // The TP collectives at an op's block edge, in the order they run (forward: gather before a
-  // block start, reduce after a block end; backward mirrors it). Async TP fuses each with the
-  // edge GEMM, which it decomposes: the collective runs beside that GEMM, before or after it.
+  // The TP collective at an op's block edge (workload::tp_edge_collective), in the order it runs.
+  // Async TP fuses it with the edge GEMM, which it decomposes: it runs beside that GEMM.
   void tp_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
-    if (st_.tp <= 1 || op.tp_edge == BlockEdge::kNone) return;
-    const bool start = op.tp_edge == BlockEdge::kStart;
-    const bool backward = mode == Mode::kBackward;
-    CollectiveKind kind;
-    bool runs_before;
-    if (st_.sequence_parallel) {
-      // Forward: all-gather before the block, reduce-scatter after; backward the reverse.
-      const bool gather_edge = start != backward;
-      runs_before = gather_edge;
-      kind = gather_edge ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter;
-    } else {
-      // One all-reduce per block and pass: after the block's end (forward), after its start's
-      // input gradient (backward, Megatron's f operator).
-      if (start != backward) return;
-      runs_before = false;
-      kind = CollectiveKind::kAllReduce;
-    }
-    if (before != (st_.overlap_tp_comm || runs_before)) return;
+    if (st_.tp <= 1) return;
+    const auto edge = tp_edge_collective(op.tp_edge, mode == Mode::kBackward, st_.sequence_parallel);
+    if (!edge) return;
+    const CollectiveKind kind = *edge;
+    if (before != (st_.overlap_tp_comm || kind == CollectiveKind::kAllGather)) return;
     const std::string_view name = kind == CollectiveKind::kAllGather      ? "tp.all_gather"
                        : kind == CollectiveKind::kReduceScatter ? "tp.reduce_scatter"
                                                                 : "tp.all_reduce";

@@ -99,6 +99,14 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind) {
   return collective_s(kind, bytes, group_of(s.strategy, Axis::kTp), s);
 }
 
+std::optional<CollectiveKind> tp_edge_collective(BlockEdge edge, bool backward, bool sequence_parallel) {
+  if (edge == BlockEdge::kNone) return std::nullopt;
+  const bool start = edge == BlockEdge::kStart;
+  if (sequence_parallel) return start != backward ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter;
+  if (start != backward) return std::nullopt;
+  return CollectiveKind::kAllReduce;
+}
+
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;

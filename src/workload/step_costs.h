@@ -8,6 +8,8 @@
 // Units: seconds per micro-batch on one GPU unless a function says otherwise.
 #pragma once
 
+#include <optional>
+
 #include "cost/collective.h"
 #include "spec/scenario.h"
 #include "workload/operators.h"
@@ -49,6 +51,11 @@ double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, c
 /// One TP collective on a block's boundary activations (all-reduce, or with sequence parallelism
 /// all-gather / reduce-scatter). A layer pass has two blocks, attention and MLP.
 double tp_collective_s(const spec::Scenario& s, cost::CollectiveKind kind);
+/// The TP collective at an op's block edge in one pass, if any. Forward: with sequence
+/// parallelism an all-gather before a block's start and a reduce-scatter after its end, else an
+/// all-reduce after its end; backward mirrors it (without SP, the all-reduce of the start's input
+/// gradient, Megatron's f operator). An all-gather runs before its op, the others after.
+std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge, bool backward, bool sequence_parallel);
 /// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
 double cp_ring_step_s(const spec::Scenario& s);
 /// One expert-parallel all-to-all (token dispatch or combine).
