@@ -170,12 +170,14 @@ Estimate estimate(const spec::Scenario& s) {
       mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0);
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
-  // kernels, so a layer costs max(kernels, communication).
+  // kernels, so a layer costs max(kernels, communication). Blocking collectives hide nothing.
   double layer_fsdp = 0;
   if (st.zero_stage >= 3) {
     const double gather = workload::fsdp_gather_s(s);
     const double scatter = workload::fsdp_scatter_s(s);
-    layer_fsdp = std::max(0.0, gather - layer_fwd) + std::max(0.0, gather + scatter - layer_bwd);
+    layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
+                     ? 2 * gather + scatter
+                     : std::max(0.0, gather - layer_fwd) + std::max(0.0, gather + scatter - layer_bwd);
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
 

@@ -51,6 +51,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
+  cmd.add_option("--zero3-collectives", o.sharded_collectives,
+                 "How ZeRO-3 moves each layer: layer (one prefetched all-gather and reduce-scatter per "
+                 "layer: PyTorch FSDP, DeepSpeed since mid-2021) or tensor-blocking (one blocking "
+                 "collective per parameter tensor: DeepSpeed 0.3.x)")
+      ->check(CLI::IsMember({"layer", "tensor-blocking"}))->capture_default_str();
   cmd.add_option("--host-dispatch", o.host_dispatch,
                  "Host time per kernel launch, e.g. \"42.4 us\" (eager PyTorch, the default) or \"0 us\" "
                  "(CUDA graphs)");
@@ -117,6 +122,8 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.elementwise = o.elementwise == "eager"      ? spec::Elementwise::kEager
                    : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
                                                  : spec::Elementwise::kFusedKernels;
+  st.sharded_collectives = o.sharded_collectives == "tensor-blocking" ? spec::ShardedCollectives::kPerTensorBlocking
+                                                                       : spec::ShardedCollectives::kPerLayer;
   if (!o.host_dispatch.empty()) {
     try {
       st.host_dispatch_s = core::parse_quantity(o.host_dispatch, core::Dimension::kTime);

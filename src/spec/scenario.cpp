@@ -41,6 +41,10 @@ const char* name(PipelineTransfers k) {
   constexpr const char* kNames[] = {"host-sync", "stream", "async"};
   return kNames[static_cast<int>(k)];
 }
+const char* name(ShardedCollectives k) {
+  constexpr const char* kNames[] = {"layer", "tensor-blocking"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(Axis k) {
   constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
   return kNames[static_cast<int>(k)];
@@ -397,6 +401,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);
   d.field("strategy.pipeline_transfers", name(st.pipeline_transfers));
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);
+  d.field("strategy.sharded_collectives", name(st.sharded_collectives));
   std::string placement;
   for (const Axis a : st.placement) {
     if (!placement.empty()) placement += ',';

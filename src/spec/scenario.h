@@ -52,6 +52,7 @@ const char* name(Schedule k);
 const char* name(Recompute k);
 const char* name(Dtype k);
 const char* name(PipelineTransfers k);
+const char* name(ShardedCollectives k);
 const char* name(Axis k);
 
 }  // namespace stepcast::spec

@@ -34,6 +34,14 @@ enum class Elementwise { kFusedKernels, kEager, kCompiled };
 ///  kAsynchronous: sends overlap the compute after them and only a receive's consumer waits
 ///    (Llama 3, Dubey et al. 2024 §3.3.2: "asynchronous point-to-point communication in PP").
 enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous };
+/// How ZeRO-3 / FSDP moves a layer's parameters and gradients.
+///  kPerLayer: one flat all-gather and one reduce-scatter per layer, the gather prefetched on a
+///    stream of its own (PyTorch FSDP, llm-foundry, torchtitan; DeepSpeed since its coalesced
+///    fetch of mid-2021).
+///  kPerTensorBlocking: DeepSpeed ZeRO-3 of early 2021 (0.3.x): one collective per parameter
+///    tensor through torch.distributed's list form, the host synchronising with the GPU before
+///    each gather and waiting on each gradient reduce-scatter, so none overlaps compute.
+enum class ShardedCollectives { kPerLayer, kPerTensorBlocking };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };
 
@@ -58,6 +66,7 @@ struct Strategy {
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
+  ShardedCollectives sharded_collectives = ShardedCollectives::kPerLayer;  // ZeRO-3 only
   Elementwise elementwise = Elementwise::kFusedKernels;
   // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:
   // Megatron-LM's vocab-parallel cross entropy of separate FP32 passes (before 2024).

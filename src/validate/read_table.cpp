@@ -111,6 +111,7 @@ struct Software {
   spec::PipelineTransfers pipeline_transfers = spec::PipelineTransfers::kHostSynchronised;
   bool fused_cross_entropy = true;
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
+  spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
@@ -126,8 +127,11 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // not run without it (GPT-3 at micro-batch 4 stores about 1 TB of activations per GPU).
     sw.unstated_recompute = Recompute::kFull;
     if (contains(model, "ZeRO-3")) {
+      // DeepSpeed of the paper's time (0.3.x, early 2021): one collective per parameter tensor,
+      // the host synchronising with the GPU before each gather (stage3.py, fetch_sub_module and
+      // _allgather_param; coalesced fetching came with DeepSpeed PR #1188, June 2021).
       sw.zero_stage = 3;
-      sw.overlap_dp = true;  // DeepSpeed ZeRO-3 prefetches parameters layer by layer
+      sw.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
     }
   } else if (contains(source, "Llama3")) {
     // Llama 3 paper §3.3: FSDP that keeps parameters after forward (ZeRO-2-like), FP32 gradient
@@ -302,6 +306,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.placement = sw.placement;
   st.overlap_tp_comm = contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;
+  st.sharded_collectives = sw.sharded_collectives;
   st.elementwise = sw.elementwise;
   st.pipeline_transfers = sw.pipeline_transfers;
   st.fused_cross_entropy = sw.fused_cross_entropy;

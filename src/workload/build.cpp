@@ -236,13 +236,18 @@ class StepBuilder {
 
   void layer_pass(int layer, int mb, Mode mode) {
     const bool fsdp = st_.zero_stage >= 3 && st_.dp * st_.cp > 1;
+    const bool blocking = st_.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking;
     if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward)) {
-      // Prefetched one layer ahead: the gather may start once the layer before the previous one
-      // has finished, so at most two gathered layers are resident (workload/memory.h).
-      const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
-                                fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
-      if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
-      pending_.push_back(gather);
+      if (blocking) {
+        sharded_blocking(fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
+      } else {
+        // Prefetched one layer ahead: the gather may start once the layer before the previous one
+        // has finished, so at most two gathered layers are resident (workload/memory.h).
+        const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
+                                  fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
+        if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
+        pending_.push_back(gather);
+      }
     }
     const TaskId before = last_;
     if (mode == Mode::kBackward && layer_recomputed(st_, layer)) {
@@ -252,8 +257,20 @@ class StepBuilder {
     prefetch_anchor_ = before;
     const bool weights_done = mode == Mode::kWeightGradient || (mode == Mode::kBackward && !zero_bubble());
     if (fsdp && weights_done) {
-      side(kGradientStream, Category::kShardedData, fsdp_scatter_s(s_), "fsdp.reduce_scatter", layer, mb);
+      if (blocking) {
+        sharded_blocking(fsdp_scatter_s(s_), "fsdp.reduce_scatter", layer, mb);
+      } else {
+        side(kGradientStream, Category::kShardedData, fsdp_scatter_s(s_), "fsdp.reduce_scatter", layer, mb);
+      }
     }
+  }
+
+  // A ZeRO-3 collective the host waits for before it launches anything more
+  // (ShardedCollectives::kPerTensorBlocking).
+  void sharded_blocking(double seconds, std::string_view name, int layer, int mb) {
+    if (seconds <= 0) return;
+    collective(Category::kShardedData, seconds, name, layer, mb);
+    host_waits_for(last_);
   }
 
   // ---- passes ---------------------------------------------------------------------------------

@@ -17,10 +17,51 @@ constexpr double kAdamBytesPerParam = 30;
 constexpr double kFp8CastBytesPerElement = 3;
 // Parameters travel in BF16 when ZeRO gathers them.
 constexpr double kGatheredParamBytes = 2;
+// DeepSpeed ZeRO-3's param_persistence_threshold default: tensors of at most this many elements
+// are not partitioned (deepspeed/runtime/zero/constants.py, early 2021).
+constexpr double kDeepSpeedPersistenceThreshold = 1e5;
 
 // ZeRO-3 gathers and scatters one average layer of the stage at a time.
 double fsdp_layer_params(const spec::Scenario& s) {
   return layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
+}
+
+// Elements of each trained tensor of an op on this GPU: a linear layer's k x n weight and its n
+// bias; a norm's hidden-sized scale and shift.
+template <typename Visit>
+void for_each_tensor(const Op& op, const spec::ModelSpec& m, Visit visit) {
+  const bool linear = op.kind == OpKind::kGemm;
+  for (int i = 0; i < op.weights; ++i) visit(linear ? op.k * op.n : m.hidden);
+  for (int i = 0; i < op.biases; ++i) visit(linear ? op.n : m.hidden);
+}
+
+// DeepSpeed ZeRO-3 0.3.x moves a layer one tensor at a time (Strategy::ShardedCollectives), each
+// through torch.distributed's list form: PyTorch stages the n ranks' slices in a flat buffer and
+// copies each slice out (all-gather) or in (reduce-scatter) with a copy of its own. Tensors under
+// DeepSpeed's persistence threshold stay whole on every rank and never move.
+double per_tensor_s(CollectiveKind kind, double bytes_per_element, bool moe_layer, const spec::Scenario& s) {
+  const GroupShape group = gradient_group(s.strategy);
+  if (group.size <= 1) return 0;
+  double seconds = 0;
+  for (const Op& op : layer_ops(s, moe_layer)) {
+    for_each_tensor(op, s.model, [&](double elements) {
+      if (elements <= kDeepSpeedPersistenceThreshold) return;
+      const double bytes = bytes_per_element * elements;
+      seconds += collective_s(kind, bytes, group, s) + group.size * cost::memory_time_s(2 * bytes / group.size, s.cluster.gpu);
+    });
+  }
+  return seconds;
+}
+
+double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s) {
+  if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) {
+    return collective_s(kind, bytes_per_element * fsdp_layer_params(s), gradient_group(s.strategy), s);
+  }
+  const spec::ModelSpec& m = s.model;
+  if (!m.is_moe()) return per_tensor_s(kind, bytes_per_element, false, s);
+  const double moe_fraction = static_cast<double>(m.layers - m.moe.dense_layers) / m.layers;
+  return (1 - moe_fraction) * per_tensor_s(kind, bytes_per_element, false, s) +
+         moe_fraction * per_tensor_s(kind, bytes_per_element, true, s);
 }
 
 }  // namespace
@@ -130,13 +171,11 @@ double pp_transfer_s(const spec::Scenario& s) {
 }
 
 double fsdp_gather_s(const spec::Scenario& s) {
-  return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * fsdp_layer_params(s),
-                      gradient_group(s.strategy), s);
+  return sharded_layer_s(CollectiveKind::kAllGather, kGatheredParamBytes, s);
 }
 
 double fsdp_scatter_s(const spec::Scenario& s) {
-  return collective_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy) * fsdp_layer_params(s),
-                      gradient_group(s.strategy), s);
+  return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s);
 }
 
 double dp_reduce_s(const spec::Scenario& s, double params) {

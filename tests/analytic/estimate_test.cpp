@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "spec/presets.h"
+#include "workload/step_costs.h"
 
 namespace stepcast::analytic {
 namespace {
@@ -116,6 +117,19 @@ TEST(Estimate, Fp8IsFasterThanBf16OnH100) {
   const double bf16 = estimate(s).step_time_s;
   s.strategy.dtype = spec::Dtype::kFp8;
   EXPECT_LT(estimate(s).step_time_s, bf16);
+}
+
+TEST(Estimate, BlockingZero3CollectivesHideNothing) {
+  // DeepSpeed 0.3.x: a layer gathers its parameters for forward and again for backward and
+  // reduce-scatters its gradients, each while the GPU waits.
+  spec::Scenario s = scenario("gpt3-175b", "dgx-a100-80g", 384, 1, 1, 1, 1, 384, 2048);
+  s.strategy.zero_stage = 3;
+  s.strategy.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
+  s = spec::complete_and_validate(s);
+  const double per_layer = 2 * workload::fsdp_gather_s(s) + workload::fsdp_scatter_s(s);
+  EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, s.model.layers * per_layer, 1e-9);
+  s.strategy.sharded_collectives = spec::ShardedCollectives::kPerLayer;
+  EXPECT_LT(estimate(s).breakdown.fsdp_comm_s, 0.5 * s.model.layers * per_layer);
 }
 
 TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {

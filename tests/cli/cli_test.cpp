@@ -67,6 +67,20 @@ TEST(Cli, HostDispatchWithoutAUnitExitsOneNamingTheOption) {
             "  hint: accepted units: ns, us, ms, s\n");
 }
 
+TEST(Cli, Zero3CollectivesPerTensorExposeWhatPerLayerPrefetchHides) {
+  const std::string zero3 =
+      "estimate --model gpt3-175b --cluster dgx-a100-80g --gpus 64 --global-batch 64 --seq 2048 --zero 3 "
+      "--recompute full --json --zero3-collectives ";
+  const Invocation layer = stepcast(zero3 + "layer");
+  const Invocation tensor = stepcast(zero3 + "tensor-blocking");
+  ASSERT_EQ(layer.exit_code, 0) << layer.output;
+  ASSERT_EQ(tensor.exit_code, 0) << tensor.output;
+  const auto fsdp = [](const Invocation& r) { return nlohmann::json::parse(r.output)["breakdown"]["fsdp_comm_s"].get<double>(); };
+  EXPECT_EQ(fsdp(layer), 0.0);  // 64 GPUs gather a layer faster than it computes
+  EXPECT_GT(fsdp(tensor), 1.0);
+  EXPECT_EQ(stepcast(zero3 + "tensor").exit_code, 2);
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);

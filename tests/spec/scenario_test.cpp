@@ -303,6 +303,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
     "strategy.host_dispatch_s = 4.24e-05\n"
     "strategy.pipeline_transfers = host-sync\n"
             "strategy.overlap_dp_comm = true\n"
+            "strategy.sharded_collectives = layer\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");
   EXPECT_NE(text.find("model.name = \"llama-like\"\n"), std::string::npos);
   EXPECT_NE(text.find("model.mlp = swiglu\n"), std::string::npos);

@@ -34,7 +34,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   EXPECT_EQ(r.overall.rows, 83);
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.08},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
-                     {"Narayanan2021_SC21_Megatron_Table2", 1.20},
+                     // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
+                     // one blocking collective per parameter tensor.
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.44},
                      // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
                      // without it, the stages' real layer counts and async TP per edge GEMM.
                      {"Llama3Herd2024_Table4", 0.060},
@@ -42,7 +44,7 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.461},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.445);
+  EXPECT_LE(r.overall.mape, 0.335);  // 2026-11-21 (was 0.445), as Table 2 above
 }
 
 TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
@@ -60,12 +62,12 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   EXPECT_EQ(r.overall.rows, 83);
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.07},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
-                     {"Narayanan2021_SC21_Megatron_Table2", 1.19},
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.435},  // 2026-11-21, as above (was 1.19)
                      {"Llama3Herd2024_Table4", 0.072},  // 2026-11-21, as above (was 0.045)
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.463},  // as above (was 0.35)
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.25},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.36}});
-  EXPECT_LE(r.overall.mape, 0.442);
+  EXPECT_LE(r.overall.mape, 0.333);  // 2026-11-21, as above (was 0.442)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

@@ -1,0 +1,64 @@
+#include "workload/step_costs.h"
+
+#include <gtest/gtest.h>
+
+#include "cost/compute.h"
+#include "spec/presets.h"
+
+namespace stepcast::workload {
+namespace {
+
+// GPT-3 175B under ZeRO-3 without model parallelism on `gpus` A100s (Narayanan 2021, Table 2).
+spec::Scenario zero3_gpt3(int gpus, spec::ShardedCollectives collectives) {
+  spec::Scenario s;
+  s.model = spec::model_preset("gpt3-175b");
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  s.gpus = gpus;
+  s.strategy.zero_stage = 3;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = gpus;
+  s.strategy.seq_len = 2048;
+  s.strategy.sharded_collectives = collectives;
+  return spec::complete_and_validate(s);
+}
+
+constexpr auto kPerLayer = spec::ShardedCollectives::kPerLayer;
+constexpr auto kPerTensor = spec::ShardedCollectives::kPerTensorBlocking;
+
+TEST(ShardedCollectives, PerTensorGathersMoveTheFourWeightMatricesEachWithItsLatencyAndSliceCopies) {
+  // A GPT layer's tensors: QKV (h x 3h), projection (h x h), MLP up (h x 4h) and down (4h x h)
+  // weights, four biases and two LayerNorms' scales and shifts. The biases and norms (at most 4h
+  // = 49,152 elements) sit under DeepSpeed's persistence threshold of 1e5 and never move.
+  const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
+  const double h = s.model.hidden;
+  const int n = 1536;
+  double expected = 0;
+  for (const double elements : {3 * h * h, h * h, 4 * h * h, 4 * h * h}) {
+    const double bytes = 2 * elements;  // BF16
+    // torch.distributed's list form copies each of the n gathered slices out of its staging buffer.
+    const double copies = n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
+    expected += collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) + copies;
+  }
+  EXPECT_NEAR(fsdp_gather_s(s), expected, 1e-12);
+}
+
+TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
+  // A ring of n ranks takes n - 1 latency-bound steps per collective and the list form makes n
+  // slice copies, paid once per tensor; one flat gather per layer pays them once.
+  const double layer_384 = fsdp_gather_s(zero3_gpt3(384, kPerLayer));
+  const double layer_1536 = fsdp_gather_s(zero3_gpt3(1536, kPerLayer));
+  const double tensor_384 = fsdp_gather_s(zero3_gpt3(384, kPerTensor));
+  const double tensor_1536 = fsdp_gather_s(zero3_gpt3(1536, kPerTensor));
+  EXPECT_GT(tensor_384, layer_384);
+  EXPECT_GT(tensor_1536 - tensor_384, 3 * (layer_1536 - layer_384));
+}
+
+TEST(ShardedCollectives, GradientsReduceScatterTensorByTensorLikeTheParametersGather) {
+  // BF16 gradients move the same tensors in the same list form as the parameters.
+  const spec::Scenario s = zero3_gpt3(768, kPerTensor);
+  EXPECT_GT(fsdp_scatter_s(s), fsdp_scatter_s(zero3_gpt3(768, kPerLayer)));
+  EXPECT_NEAR(fsdp_scatter_s(s) / fsdp_gather_s(s), 1.0, 0.1);
+}
+
+}  // namespace
+}  // namespace stepcast::workload
