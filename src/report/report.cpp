@@ -172,18 +172,28 @@ std::string validation_text(const validate::Report& r) {
       out += fmt::format("{:<6} {:<44} not predicted: {}\n", row.line, model, row.reason);
       continue;
     }
-    out += fmt::format("{:<6} {:<44} {:<15} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", row.line, model,
+    out += fmt::format("{:<6} {:<44} {:<15} {:>12.4g} {:>12.4g} {:>+7.1f}%", row.line, model,
                        validate::quantity_name(row.quantity), row.measured, row.predicted, 100 * row.error);
+    if (!row.fits) {
+      out += fmt::format("  predicted not to fit: {:.1f} of {:.1f} GiB", row.memory_bytes / kGiB,
+                         row.capacity_bytes / kGiB);
+    }
+    out += '\n';
   }
-  out += fmt::format("\n{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7}\n", "source", "rows", "predicted",
-                     "MAPE", "median", "P90", "worst");
+  out += fmt::format("\n{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6}\n", "source", "rows", "predicted",
+                     "MAPE", "median", "P90", "worst", "unfit");
   auto line = [&](const validate::Summary& s) {
     const std::string name = s.source.size() > 60 ? s.source.substr(0, 59) + "~" : s.source;
-    out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}%\n", name, s.rows,
-                       s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape);
+    out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}\n", name, s.rows,
+                       s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape,
+                       s.not_fitting);
   };
   for (const validate::Summary& s : r.per_source) line(s);
   line(r.overall);
+  if (r.overall.not_fitting > 0) {
+    out += fmt::format("unfit: rows the memory model says could not fit, though every measured run ran ({} of {})\n",
+                       r.overall.not_fitting, r.overall.predicted);
+  }
   return out;
 }
 
@@ -196,6 +206,8 @@ nlohmann::json validation_json(const validate::Report& r) {
     if (row.reason.empty()) {
       o["predicted"] = row.predicted;
       o["error"] = row.error;
+      o["memory_gib"] = row.memory_bytes / kGiB;
+      o["fits"] = row.fits;
     } else {
       o["predicted"] = nullptr;
       o["error"] = nullptr;
@@ -206,7 +218,7 @@ nlohmann::json validation_json(const validate::Report& r) {
   const auto summary = [](const validate::Summary& s) {
     return nlohmann::json{{"source", s.source}, {"rows", s.rows}, {"predicted", s.predicted},
                           {"mape", s.mape}, {"median_ape", s.median_ape}, {"p90_ape", s.p90_ape},
-                          {"max_ape", s.max_ape}};
+                          {"max_ape", s.max_ape}, {"not_fitting", s.not_fitting}};
   };
   j["summary"] = summary(r.overall);
   j["per_source"] = nlohmann::json::array();

@@ -37,6 +37,7 @@ Summary summarise(const std::string& source, const std::vector<RowResult>& rows)
     ++s.rows;
     if (!r.reason.empty()) continue;
     ++s.predicted;
+    if (!r.fits) ++s.not_fitting;
     errors.push_back(std::abs(r.error));
   }
   if (errors.empty()) return s;
@@ -60,9 +61,13 @@ RowResult predict(const Case& c, Engine engine) {
   r.measured = c.measured;
   r.reason = c.reason;
   if (r.reason.empty()) {
-    r.predicted = predicted_value(c, engine == Engine::kAnalytic ? analytic::estimate(c.scenario)
-                                                                 : analysis::simulate_metrics(c.scenario));
+    const analytic::Estimate e = engine == Engine::kAnalytic ? analytic::estimate(c.scenario)
+                                                             : analysis::simulate_metrics(c.scenario);
+    r.predicted = predicted_value(c, e);
     r.error = (r.predicted - r.measured) / r.measured;
+    r.memory_bytes = e.memory.total_bytes;
+    r.capacity_bytes = e.memory.capacity_bytes;
+    r.fits = e.memory.fits;
   }
   return r;
 }

@@ -39,12 +39,17 @@ struct RowResult {
   double measured = 0, predicted = 0;
   double error = 0;    // (predicted - measured) / measured
   std::string reason;  // non-empty when not predicted
+  // Predicted memory of the worst-loaded GPU. Every measured run ran, so a row predicted not to
+  // fit is an error of the memory model.
+  double memory_bytes = 0, capacity_bytes = 0;
+  bool fits = true;
 };
 
 struct Summary {
   std::string source;  // "all" for the overall summary
   int rows = 0, predicted = 0;
   double mape = 0, median_ape = 0, p90_ape = 0, max_ape = 0;  // fractions
+  int not_fitting = 0;  // predicted rows whose run the memory model says could not fit
 };
 
 struct Report {

@@ -38,6 +38,25 @@ double in_flight_micro_batches(const spec::Scenario& s) {
   return m;
 }
 
+// torchtitan's op-level policy keeps, per checkpointed block, the block's input and the outputs
+// of the ops it saves: the matmuls less the share it recomputes (Op::op_checkpoint_recompute) and
+// the attention kernel (its output and FP32 logsumexp). Everything else is recomputed in backward
+// (torchtitan parallelize_llama.py, _apply_ac_to_transformer_block: _save_list).
+double op_checkpoint_bytes(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  const double e = activation_bytes(st);
+  const double rep = st.sequence_parallel ? local_tokens(s) / st.tp : local_tokens(s);
+  double bytes = e * rep * s.model.hidden;
+  for (const Op& op : layer_ops(s, s.model.is_moe())) {
+    if (op.kind == OpKind::kGemm && !op.core_attention) {
+      bytes += e * op.m * op.n * op.instances * (1 - op.op_checkpoint_recompute);
+    } else if (op.kind == OpKind::kAttention) {
+      bytes += e * op.m * op.k * op.instances + kFp32 * op.m * op.instances;
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
@@ -49,6 +68,7 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   const double rep = st.sequence_parallel ? tokens / t : tokens;  // outside the TP region
   const double h = m.hidden, hd = m.effective_head_dim();
   if (mode == Recompute::kFull) return e * rep * h;  // the layer input checkpoint only
+  if (mode == Recompute::kOp) return op_checkpoint_bytes(s);
 
   const bool moe = m.is_moe();
   const double ffn_width = moe ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k : m.ffn;
@@ -105,7 +125,7 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 
   mem.activations_bytes = stored_activations_bytes;
-  if (st.recompute == Recompute::kFull) {
+  if (st.recompute == Recompute::kFull || st.recompute == Recompute::kOp) {
     // While one layer is recomputed its full activations exist once more.
     mem.activations_bytes += layer_activation_bytes(s, Recompute::kNone);
   }

@@ -103,5 +103,19 @@ TEST(Run, SummarisesAbsoluteErrorsPerSource) {
   EXPECT_EQ(r.per_source[0].predicted, 2);
 }
 
+TEST(Run, CountsRowsWhoseMeasuredRunTheMemoryModelSaysCouldNotFit) {
+  // A 39B-parameter model on one 80 GB A100 without sharding: its weights, gradients and Adam
+  // state alone take over 600 GB, yet the row claims a measured time.
+  const std::string text = std::string(kVtrainHeader) + "1,8,1,8192,64,48,2048,1,1,1,5000.0\n" +
+                           "8,32,4,1024,16,24,1024,2,2,2,219.7\n";
+  const Report r = run(read_table("v.csv", text, {}));
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_FALSE(r.rows[0].fits);
+  EXPECT_GT(r.rows[0].memory_bytes, 600e9);
+  EXPECT_DOUBLE_EQ(r.rows[0].capacity_bytes, 80.0 * (1 << 30));
+  EXPECT_TRUE(r.rows[1].fits);
+  EXPECT_EQ(r.overall.not_fitting, 1);
+}
+
 }  // namespace
 }  // namespace stepcast::validate
