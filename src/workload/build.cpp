@@ -53,6 +53,8 @@ class StepBuilder {
         params_(param_counts(s.model)),
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
         activation_bytes_(stored_layer_activation_bytes(s)),
+        fsdp_gather_s_(st_.zero_stage >= 3 ? fsdp_gather_s(s) : 0),
+        fsdp_scatter_s_(st_.zero_stage >= 3 ? fsdp_scatter_s(s) : 0),
         p2p_ns_(to_ns(pp_transfer_s(s))),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe || st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
@@ -239,12 +241,12 @@ class StepBuilder {
     const bool blocking = st_.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking;
     if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward)) {
       if (blocking) {
-        sharded_blocking(fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
+        sharded_blocking(fsdp_gather_s_, "fsdp.all_gather", layer, mb);
       } else {
         // Prefetched one layer ahead: the gather may start once the layer before the previous one
         // has finished, so at most two gathered layers are resident (workload/memory.h).
         const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
-                                  fsdp_gather_s(s_), "fsdp.all_gather", layer, mb);
+                                  fsdp_gather_s_, "fsdp.all_gather", layer, mb);
         if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
         pending_.push_back(gather);
       }
@@ -258,9 +260,9 @@ class StepBuilder {
     const bool weights_done = mode == Mode::kWeightGradient || (mode == Mode::kBackward && !zero_bubble());
     if (fsdp && weights_done) {
       if (blocking) {
-        sharded_blocking(fsdp_scatter_s(s_), "fsdp.reduce_scatter", layer, mb);
+        sharded_blocking(fsdp_scatter_s_, "fsdp.reduce_scatter", layer, mb);
       } else {
-        side(kGradientStream, Category::kShardedData, fsdp_scatter_s(s_), "fsdp.reduce_scatter", layer, mb);
+        side(kGradientStream, Category::kShardedData, fsdp_scatter_s_, "fsdp.reduce_scatter", layer, mb);
       }
     }
   }
@@ -479,6 +481,7 @@ class StepBuilder {
   const ParamCounts params_;
   const double layer_params_;
   const double activation_bytes_;
+  const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
   const std::int64_t p2p_ns_;
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
