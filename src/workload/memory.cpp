@@ -17,6 +17,8 @@ constexpr double kOptimizerBytesPerParam = 12;
 // an allowance of 1 GiB, the order nvidia-smi shows for an idle PyTorch process with NCCL
 // initialised. An estimate, not a measurement of any validation run.
 constexpr double kRuntimeBytes = 1024.0 * 1024 * 1024;
+// DeepSpeed ZeRO-3's stage3_max_live_parameters default.
+constexpr double kDeepSpeedMaxLiveParams = 1e9;
 // PyTorch caching-allocator slack, as a fraction of everything else. An estimate.
 constexpr double kFragmentation = 0.05;
 
@@ -55,6 +57,19 @@ double op_checkpoint_bytes(const spec::Scenario& s) {
     }
   }
   return bytes;
+}
+
+// Parameters ZeRO-3 holds gathered at once. FSDP gathers one layer (unit) at a time and
+// prefetches the next: two units. DeepSpeed 0.3.x gathers a module at a time and releases
+// gathered parameters once more than stage3_max_live_parameters (default 1e9, DeepSpeed's
+// config documentation) are resident: at most that plus the largest tensor being gathered.
+double gathered_params(const spec::Scenario& s, double layer_params) {
+  if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) return 2 * layer_params;
+  double largest = 0;
+  for (const Op& op : layer_ops(s, s.model.is_moe())) {
+    for_each_trained_tensor(op, s.model, [&](double elements) { largest = std::max(largest, elements); });
+  }
+  return std::min(2 * layer_params, kDeepSpeedMaxLiveParams + largest);
 }
 
 }  // namespace
@@ -117,10 +132,7 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
   mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
-  if (st.zero_stage >= 3) {
-    // FSDP gathers one layer (unit) at a time and prefetches the next: two units resident.
-    mem.weights_bytes += 2 * kBf16 * layer_params;
-  }
+  if (st.zero_stage >= 3) mem.weights_bytes += kBf16 * gathered_params(s, layer_params);
   mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 

@@ -82,6 +82,15 @@ class LayerOps {
   std::size_t count_ = 0;
 };
 
+/// Calls visit(elements) for each trained tensor of `op` on this GPU: a linear layer's k x n
+/// weight and n bias per instance; a norm's hidden-sized scale and shift.
+template <typename Visit>
+void for_each_trained_tensor(const Op& op, const spec::ModelSpec& m, Visit visit) {
+  const bool linear = op.kind == OpKind::kGemm;
+  for (int i = 0; i < op.weights; ++i) visit(linear ? op.k * op.n : m.hidden);
+  for (int i = 0; i < op.biases; ++i) visit(linear ? op.n : m.hidden);
+}
+
 /// One transformer layer for one micro-batch on one GPU of the tensor/context/expert-parallel
 /// group. `moe_layer` selects the routed-expert MLP for MoE models.
 LayerOps layer_ops(const spec::Scenario& s, bool moe_layer);

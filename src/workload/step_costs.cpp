@@ -26,15 +26,6 @@ double fsdp_layer_params(const spec::Scenario& s) {
   return layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
 }
 
-// Elements of each trained tensor of an op on this GPU: a linear layer's k x n weight and its n
-// bias; a norm's hidden-sized scale and shift.
-template <typename Visit>
-void for_each_tensor(const Op& op, const spec::ModelSpec& m, Visit visit) {
-  const bool linear = op.kind == OpKind::kGemm;
-  for (int i = 0; i < op.weights; ++i) visit(linear ? op.k * op.n : m.hidden);
-  for (int i = 0; i < op.biases; ++i) visit(linear ? op.n : m.hidden);
-}
-
 // DeepSpeed ZeRO-3 0.3.x moves a layer one tensor at a time (Strategy::ShardedCollectives), each
 // through torch.distributed's list form: PyTorch stages the n ranks' slices in a flat buffer and
 // copies each slice out (all-gather) or in (reduce-scatter) with a copy of its own. Tensors under
@@ -44,7 +35,7 @@ double per_tensor_s(CollectiveKind kind, double bytes_per_element, bool moe_laye
   if (group.size <= 1) return 0;
   double seconds = 0;
   for (const Op& op : layer_ops(s, moe_layer)) {
-    for_each_tensor(op, s.model, [&](double elements) {
+    for_each_trained_tensor(op, s.model, [&](double elements) {
       if (elements <= kDeepSpeedPersistenceThreshold) return;
       const double bytes = bytes_per_element * elements;
       seconds += collective_s(kind, bytes, group, s) + group.size * cost::memory_time_s(2 * bytes / group.size, s.cluster.gpu);

@@ -37,5 +37,25 @@ TEST(Memory, RecomputingABlockHoldsItsFullActivationsOnceMore) {
   EXPECT_DOUBLE_EQ(memory_per_gpu(op).activations_bytes, stored + layer_activation_bytes(op, spec::Recompute::kNone));
 }
 
+TEST(Memory, DeepSpeedZero3HoldsItsLiveParameterCapPlusTheTensorBeingGathered) {
+  // FSDP holds two gathered layers of GPT-3 175B (2 x 1.81e9 parameters); DeepSpeed 0.3.x at most
+  // stage3_max_live_parameters (1e9) plus its largest tensor, an MLP weight of 4 h^2.
+  spec::Scenario s;
+  s.model = spec::model_preset("gpt3-175b");
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  s.gpus = 64;
+  s.strategy.zero_stage = 3;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = 64;
+  s.strategy.seq_len = 2048;
+  s.strategy.recompute = spec::Recompute::kFull;
+  s = spec::complete_and_validate(s);
+  const double fsdp = memory_per_gpu(s).weights_bytes;
+  s.strategy.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
+  const double deepspeed = memory_per_gpu(s).weights_bytes;
+  const double h = s.model.hidden, layer = 12 * h * h + 13 * h;  // Narayanan §5.1: 12 h^2 + 13 h
+  EXPECT_NEAR(fsdp - deepspeed, 2 * (2 * layer) - 2 * (1e9 + 4 * h * h), 1e3);
+}
+
 }  // namespace
 }  // namespace stepcast::workload
