@@ -7,17 +7,21 @@
 namespace stepcast::workload {
 namespace {
 
-spec::Scenario llama8b(spec::Recompute recompute) {
+// One sequence per GPU, no model parallelism.
+spec::Scenario scenario(const char* model, const char* cluster, int gpus, int seq, int zero, spec::Recompute recompute) {
   spec::Scenario s;
-  s.model = spec::model_preset("llama3.1-8b");
-  s.cluster = spec::cluster_preset("dgx-h100");
-  s.gpus = 8;
+  s.model = spec::model_preset(model);
+  s.cluster = spec::cluster_preset(cluster);
+  s.gpus = gpus;
+  s.strategy.zero_stage = zero;
   s.strategy.micro_batch = 1;
-  s.strategy.global_batch = 8;
-  s.strategy.seq_len = 4096;
+  s.strategy.global_batch = gpus;
+  s.strategy.seq_len = seq;
   s.strategy.recompute = recompute;
   return spec::complete_and_validate(s);
 }
+
+spec::Scenario llama8b(spec::Recompute recompute) { return scenario("llama3.1-8b", "dgx-h100", 8, 4096, 0, recompute); }
 
 TEST(Memory, OpLevelCheckpointingKeepsTheBlockInputTheSavedMatmulOutputsAndTheAttentionOutput) {
   // torchtitan's policy on a Llama 3.1 8B block, per token in BF16: the block input (h = 4096),
@@ -40,16 +44,7 @@ TEST(Memory, RecomputingABlockHoldsItsFullActivationsOnceMore) {
 TEST(Memory, DeepSpeedZero3HoldsItsLiveParameterCapPlusTheTensorBeingGathered) {
   // FSDP holds two gathered layers of GPT-3 175B (2 x 1.81e9 parameters); DeepSpeed 0.3.x at most
   // stage3_max_live_parameters (1e9) plus its largest tensor, an MLP weight of 4 h^2.
-  spec::Scenario s;
-  s.model = spec::model_preset("gpt3-175b");
-  s.cluster = spec::cluster_preset("dgx-a100-80g");
-  s.gpus = 64;
-  s.strategy.zero_stage = 3;
-  s.strategy.micro_batch = 1;
-  s.strategy.global_batch = 64;
-  s.strategy.seq_len = 2048;
-  s.strategy.recompute = spec::Recompute::kFull;
-  s = spec::complete_and_validate(s);
+  spec::Scenario s = scenario("gpt3-175b", "dgx-a100-80g", 64, 2048, 3, spec::Recompute::kFull);
   const double fsdp = memory_per_gpu(s).weights_bytes;
   s.strategy.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
   const double deepspeed = memory_per_gpu(s).weights_bytes;
