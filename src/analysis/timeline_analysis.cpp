@@ -64,6 +64,21 @@ TaskId binding_predecessor(const ExecGraph& g, const sim::Timeline& t, TaskId id
   return best;
 }
 
+// The category of the collective that held SMs longest during `span` on `holders` (those of one
+// rank beside its compute stream, sorted by start), or kCompute when none overlapped it.
+Category overlapping_holder(const ExecGraph& g, const sim::Timeline& t, const std::vector<TaskId>& holders,
+                            const sim::Span& span) {
+  Category best = Category::kCompute;
+  sim::Time longest = 0;
+  const auto after = std::upper_bound(holders.begin(), holders.end(), span.end_ns,
+                                      [&](sim::Time end, TaskId h) { return end <= t.spans[h].start_ns; });
+  for (auto it = holders.begin(); it != after; ++it) {
+    const sim::Time overlap = std::min(span.end_ns, t.spans[*it].end_ns) - std::max(span.start_ns, t.spans[*it].start_ns);
+    if (overlap > longest) longest = overlap, best = g.task(*it).category;
+  }
+  return best;
+}
+
 }  // namespace
 
 analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
@@ -71,12 +86,16 @@ analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
   if (g.size() == 0) return b;
   const TaskId last = last_to_end(g, t);
   const std::uint32_t rank = g.task(last).rank;
-  std::vector<TaskId> lane;
+  std::vector<TaskId> lane, holders;
   for (TaskId id = 0; id < g.size(); ++id) {
-    if (g.task(id).rank == rank && g.task(id).stream == kComputeStream) lane.push_back(id);
+    const graph::Task& task = g.task(id);
+    if (task.rank != rank) continue;
+    if (task.stream == kComputeStream) lane.push_back(id);
+    if (task.stream != kComputeStream && task.holds_sms) holders.push_back(id);
   }
-  std::sort(lane.begin(), lane.end(),
-            [&](TaskId a, TaskId c) { return std::tie(t.spans[a].start_ns, a) < std::tie(t.spans[c].start_ns, c); });
+  const auto by_start = [&](TaskId a, TaskId c) { return std::tie(t.spans[a].start_ns, a) < std::tie(t.spans[c].start_ns, c); };
+  std::sort(lane.begin(), lane.end(), by_start);
+  std::sort(holders.begin(), holders.end(), by_start);
   sim::Time cursor = 0;
   auto wait = [&](sim::Time gap, TaskId cause) {
     const double seconds = gap * kSecondsPerNs;
@@ -102,7 +121,15 @@ analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
   for (TaskId id : lane) {
     const sim::Span& span = t.spans[id];
     if (span.start_ns > cursor) wait(span.start_ns - cursor, binding_predecessor(g, t, id));
-    field(b, g.task(id).category) += (span.end_ns - span.start_ns) * kSecondsPerNs;
+    // A kernel slowed by a collective holding SMs beside it: the time beyond its own counts as
+    // that collective's, as in the closed form.
+    const sim::Time own = g.task(id).kind == graph::TaskKind::kCompute
+                              ? std::min(g.task(id).duration_ns, span.end_ns - span.start_ns)
+                              : span.end_ns - span.start_ns;
+    field(b, g.task(id).category) += own * kSecondsPerNs;
+    if (span.end_ns - span.start_ns > own) {
+      field(b, overlapping_holder(g, t, holders, span)) += (span.end_ns - span.start_ns - own) * kSecondsPerNs;
+    }
     cursor = std::max(cursor, span.end_ns);
   }
   if (t.makespan_ns > cursor) wait(t.makespan_ns - cursor, last);

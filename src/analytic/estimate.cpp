@@ -37,12 +37,16 @@ struct PassTimes {
   double attention_bwd = 0;
   double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
   double host_fwd = 0, host_bwd = 0, host_recompute = 0;  // host seconds launching the kernels
+  // The same kernels beside a collective's kernel, on the SMs it leaves (cost::KernelTime).
+  struct Beside {
+    double fwd = 0, bwd = 0, recompute = 0, attention_fwd = 0, attention_bwd = 0;
+  } beside;
 };
 
 PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
   PassTimes t;
   for (const Op& op : ops) {
-    const workload::OpTime o = workload::op_time(op, s);
+    const auto [o, c] = workload::op_times(op, s);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
       t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd()};
@@ -50,20 +54,34 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
       t.attention_bwd += o.bwd();
+      t.beside.attention_fwd += c.fwd;
+      t.beside.attention_bwd += c.bwd();
     }
     t.fwd += o.fwd;
     t.bwd += o.bwd();
+    t.beside.fwd += c.fwd;
+    t.beside.bwd += c.bwd();
     t.wgrad += o.bwd_weight;
     const double share = workload::recompute_share(op, s.strategy.recompute);
     t.recompute += o.fwd * share;
+    t.beside.recompute += c.fwd * share;
     t.host_fwd += o.host_fwd;
     t.host_bwd += o.host_bwd();
     if (share > 0) t.host_recompute += o.host_fwd;
   }
   // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
   t.recompute *= workload::recomputed_layer_fraction(s.strategy);
+  t.beside.recompute *= workload::recomputed_layer_fraction(s.strategy);
   t.host_recompute *= workload::recomputed_layer_fraction(s.strategy);
   return t;
+}
+
+// Seconds for kernels that take `alone` on the whole GPU and `beside` next to a collective's
+// kernel, run alongside a collective of `comm` seconds started with them: they progress at the
+// slower rate while it runs and at the full rate after it, and the pair ends when both have.
+double overlapped_s(double alone, double beside, double comm) {
+  if (comm >= beside) return comm;
+  return comm + alone * (1 - comm / beside);
 }
 
 // Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
@@ -109,7 +127,8 @@ LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
   // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
   // returns dK and dV. Overlapped with the attention kernel of the chunk in hand.
   const double fwd = (st.cp - 1) * workload::cp_ring_step_s(s);
-  return {std::max(0.0, fwd - k.attention_fwd), std::max(0.0, 2 * fwd - k.attention_bwd)};
+  return {overlapped_s(k.attention_fwd, k.beside.attention_fwd, fwd) - k.attention_fwd,
+          overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * fwd) - k.attention_bwd};
 }
 
 LayerComm ep_comm(const spec::Scenario& s) {
@@ -163,6 +182,9 @@ Estimate estimate(const spec::Scenario& s) {
   // One layer's share of one micro-batch: kernels, exposed communication and host time.
   const double layer_fwd = mix(dense.fwd, moe.fwd);
   const double layer_bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute);
+  const double layer_fwd_beside = mix(dense.beside.fwd, moe.beside.fwd);
+  const double layer_bwd_beside =
+      mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute);
   const double layer_tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd);
   const double layer_cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd);
   const double layer_ep = moe_fraction * (ep.fwd + ep.bwd);
@@ -170,14 +192,16 @@ Estimate estimate(const spec::Scenario& s) {
       mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0);
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
-  // kernels, so a layer costs max(kernels, communication). Blocking collectives hide nothing.
+  // kernels, which run on the SMs the collectives leave while they run. Blocking collectives
+  // hide nothing and slow nothing.
   double layer_fsdp = 0;
   if (st.zero_stage >= 3) {
     const double gather = workload::fsdp_gather_s(s);
     const double scatter = workload::fsdp_scatter_s(s);
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
                      ? 2 * gather + scatter
-                     : std::max(0.0, gather - layer_fwd) + std::max(0.0, gather + scatter - layer_bwd);
+                     : overlapped_s(layer_fwd, layer_fwd_beside, gather) - layer_fwd +
+                           overlapped_s(layer_bwd, layer_bwd_beside, gather + scatter) - layer_bwd;
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
 
@@ -215,6 +239,9 @@ Estimate estimate(const spec::Scenario& s) {
 
   const double kernels_fwd = layers * layer_fwd + slowest.edge_fwd;
   const double kernels_bwd = layers * layer_bwd + slowest.edge_bwd;
+  // Their slowdown beside a collective (the edges' share taken as the layers').
+  const double fwd_slowdown = layer_fwd > 0 ? layer_fwd_beside / layer_fwd : 1;
+  const double bwd_slowdown = layer_bwd > 0 ? layer_bwd_beside / layer_bwd : 1;
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
@@ -255,13 +282,15 @@ Estimate estimate(const spec::Scenario& s) {
   // backward of the last micro-batch finishes, so only what the remaining backward cannot hide is
   // exposed, and never less than the last layer's bucket.
   const double stage_params = workload::stage_params_per_gpu(params, m, st);
-  // Without overlap (Megatron-LM 2021, DeepSpeed without bucketing) nothing hides it.
-  const auto exposed = [&](double comm, double window) {
+  // The kernels of that window run beside the collective. Without overlap (Megatron-LM 2021,
+  // DeepSpeed without bucketing) nothing hides it.
+  const auto exposed = [&](double comm, double window, double slowdown) {
     if (!st.overlap_dp_comm) return comm;
-    return std::max(comm / std::max(1.0, layers), comm - (window - window / std::max(1.0, layers)));
+    const double hiding = window - window / std::max(1.0, layers);
+    return std::max(comm / std::max(1.0, layers), overlapped_s(hiding, hiding * slowdown, comm) - hiding);
   };
-  const double dp = exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd) +
-                    exposed(workload::dp_gather_s(s, stage_params), kernels_fwd);
+  const double dp = exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown) +
+                    exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown);
   const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;

@@ -14,13 +14,15 @@ constexpr double kTileM = 128, kTileN = 256;
 // 384 keys (Dao 2023, FlashAttention-2, Fig. 4 and 5: A100 head dim 128, causal, 512 -> 16k).
 constexpr double kAttentionHalfKeys = 384;
 
-// Waves of output tiles the GEMM runs in; the tile may lie either way round, and both
-// orientations cover kTileM x kTileN outputs per tile, so the better one has fewer tiles.
-double waves(const GemmShape& g, int sm_count) {
-  const double tiles = std::min(std::ceil(g.m / kTileM) * std::ceil(g.n / kTileN),
-                                std::ceil(g.m / kTileN) * std::ceil(g.n / kTileM));
-  return std::ceil(tiles * g.instances / sm_count);
+// Output tiles of the GEMM; the tile may lie either way round, and both orientations cover
+// kTileM x kTileN outputs per tile, so the better one has fewer tiles.
+double tiles(const GemmShape& g) {
+  return std::min(std::ceil(g.m / kTileM) * std::ceil(g.n / kTileN), std::ceil(g.m / kTileN) * std::ceil(g.n / kTileM)) *
+         g.instances;
 }
+
+// SMs a compute kernel has beside a collective.
+int sms_beside_collective(const spec::GpuSpec& gpu) { return gpu.sm_count - gpu.collective_sms; }
 
 }  // namespace
 
@@ -42,22 +44,29 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   const double seconds_per_flop = 1 / (peak * efficiency * clock_factor(gpu));
   // The three GEMMs move the same bytes (each reads two of X, W, Y or their gradients, writes one).
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
-  // Every wave lasts as long as a full one: sm_count tiles of kTileM x kTileN outputs, each a
-  // k-long dot product. (The same as the GEMM's FLOPs at the rate scaled by tile utilisation,
-  // m n / (waves sm_count kTileM kTileN), with one division fewer.)
-  const auto seconds = [&](const GemmShape& g) {
-    const double flops = gpu.sm_count > 0 ? waves(g, gpu.sm_count) * gpu.sm_count * kTileM * kTileN * 2 * g.k
-                                          : 2 * g.m * g.n * g.k * g.instances;
-    return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s;
+  // Every wave lasts as long as a full one: one tile of kTileM x kTileN outputs per SM, each a
+  // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
+  // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
+  const double beside_sms = sms_beside_collective(gpu);
+  const auto time = [&](const GemmShape& g) -> KernelTime {
+    const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
+    if (gpu.sm_count <= 0) {
+      const double t = seconds(2 * g.m * g.n * g.k * g.instances);
+      return {t, t};
+    }
+    const double n = tiles(g), wave_flops = gpu.sm_count * kTileM * kTileN * 2 * g.k;
+    return {seconds(std::ceil(n / gpu.sm_count) * wave_flops), seconds(std::ceil(n / beside_sms) * wave_flops)};
   };
-  return {seconds(fwd), seconds({fwd.m, fwd.k, fwd.n, fwd.instances}), seconds({fwd.k, fwd.n, fwd.m, fwd.instances})};
+  return {time(fwd), time({fwd.m, fwd.k, fwd.n, fwd.instances}), time({fwd.k, fwd.n, fwd.m, fwd.instances})};
 }
 
-double attention_time_s(double flops, double bytes, double keys, const spec::GpuSpec& gpu) {
+KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu) {
   const double efficiency = gpu.attention_efficiency * keys / (keys + kAttentionHalfKeys);
   const double math = flops / (gpu.peak_bf16_flops * efficiency * clock_factor(gpu));
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
-  return std::max(math, traffic) + gpu.kernel_overhead_s;
+  // Beside a collective the math runs on the SMs left, at their share of the rate.
+  const double sm_fraction = gpu.sm_count > 0 ? static_cast<double>(sms_beside_collective(gpu)) / gpu.sm_count : 1;
+  return {std::max(math, traffic) + gpu.kernel_overhead_s, std::max(math / sm_fraction, traffic) + gpu.kernel_overhead_s};
 }
 
 }  // namespace stepcast::cost

@@ -10,6 +10,10 @@
 // short sequences (fewer key blocks to amortise each query block's load and softmax). Memory-bound
 // kernels: streaming bandwidth. clock: sustained clock under a power cap below the TDP.
 // Times in seconds; FLOPs and bytes per kernel.
+//
+// Beside a collective: an NCCL kernel holds one SM per channel for as long as it runs, so a GEMM
+// or attention kernel overlapped with it runs on the SMs left (GEMM tiles in more waves, attention
+// at the rate of fewer SMs). Bandwidth-bound kernels are taken to need fewer SMs than remain.
 #pragma once
 
 #include "spec/gpu_spec.h"
@@ -22,19 +26,25 @@ struct GemmShape {
   double instances = 1;  // batched GEMMs run by one kernel
 };
 
+/// A compute-bound kernel's seconds with every SM, and beside a collective's kernel on the SMs it
+/// leaves (GpuSpec::collective_sms).
+struct KernelTime {
+  double whole = 0, beside = 0;
+};
+
 /// A linear layer's three GEMMs: forward Y = X W (m x n, reduced over k), input gradient
 /// dX = dY W^T (m x k over n) and weight gradient dW = X^T dY (k x n over m).
 struct LinearGemmTimes {
-  double fwd = 0, input_grad = 0, weight_grad = 0;
+  KernelTime fwd, input_grad, weight_grad;
 };
 
-/// Seconds for each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8`
-/// uses the FP8 tensor-core peak.
+/// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
+/// tensor-core peak.
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu);
 
-/// Seconds for a FlashAttention kernel of `flops` (causal-skipped count) over sequences with
-/// `keys` key positions, moving `bytes`.
-double attention_time_s(double flops, double bytes, double keys, const spec::GpuSpec& gpu);
+/// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
+/// positions, moving `bytes`.
+KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu);
 
 /// Seconds for a bandwidth-bound kernel moving `bytes`.
 double memory_time_s(double bytes, const spec::GpuSpec& gpu);

@@ -9,6 +9,9 @@
 #include "core/error.h"
 
 namespace stepcast::graph {
+
+// The engine reads tasks in a hot loop; a graph of millions of them should stay compact.
+static_assert(sizeof(Task) <= 72, "Task grew: keep new fields in its padding");
 namespace {
 
 
@@ -195,6 +198,7 @@ std::uint32_t ExecGraph::add_collective(std::vector<TaskId> members, std::int64_
 void ExecGraph::finalize() {
   if (finalized_) return;
   const std::size_t n = tasks_.size();
+  has_sm_holders_ = std::any_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.holds_sms; });
   const std::size_t e = edge_list_.size();
   auto edges_in_list_order = [this](auto&& visit) {
     for (auto [from, to] : edge_list_) visit(from, to);

@@ -59,8 +59,13 @@ std::string_view category_name(Category category);
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
+  // A communication kernel that holds some SMs of its rank while it runs (NCCL's: one per channel).
+  bool holds_sms = false;
   std::uint32_t rank = 0;
   std::uint16_t stream = 0;        // streams are per rank: 0 compute, 1 communication, ...
+  // How many times longer a kernel takes while such a kernel runs on its rank, on the SMs left
+  // (cost::KernelTime); 1: never slowed (sim/engine.h). A float fills padding: a task stays 72 bytes.
+  float beside_collective_slowdown = 1;
   std::int64_t duration_ns = 0;    // REQUIRES: >= 0
   std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv
   // Transfers with the same link id that overlap in time share its bandwidth (sim/engine.h).
@@ -106,6 +111,8 @@ class ExecGraph {
   std::span<const TaskId> successors(TaskId id) const;
   std::span<const TaskId> predecessors(TaskId id) const;
   std::uint32_t ranks() const { return ranks_; }
+  /// Whether any task holds SMs. REQUIRES: finalize() was called.
+  bool has_sm_holders() const { return has_sm_holders_; }
 
   /// Display names for traces and reports ("stage 3", "gradients"); "rank N" / "stream N" for
   /// those never named.
@@ -129,6 +136,7 @@ class ExecGraph {
   std::vector<TaskId> succ_, pred_;
   std::vector<Collective> collectives_;
   std::uint32_t ranks_ = 0;
+  bool has_sm_holders_ = false;
   bool finalized_ = false;
 };
 

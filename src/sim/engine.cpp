@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -29,39 +30,50 @@ struct Event {
   std::uint32_t id;  // a task, or a LinkSharing transfer
 };
 
-// Pops events by time, then by seq, so equal-time events run FIFO. Task ends and transfer ends
-// sit in two heaps that share one sequence: 16-byte events, with no transfer field to test, keep
-// a graph without links as fast as before links existed.
+// Pops events by time, then by seq, so equal-time events run FIFO. Task ends, transfer ends and
+// the ends of kernels slowed by a collective sit in three heaps that share one sequence: 16-byte
+// events, with no kind field to test, keep a graph without links or SM sharing as fast as before
+// either existed.
 class EventQueue {
  public:
-  enum class Kind : std::uint8_t { kTask, kTransfer };
+  enum class Kind : std::uint8_t { kTask, kTransfer, kShared };
 
-  explicit EventQueue(std::size_t capacity) { tasks_.reserve(capacity); }
+  explicit EventQueue(std::size_t capacity) { heaps_[0].reserve(capacity); }
 
-  bool empty() const { return tasks_.empty() && transfers_.empty(); }
+  bool empty() const { return heaps_[0].empty() && heaps_[1].empty() && heaps_[2].empty(); }
 
   // Returns the new event's seq, which no other event of the run shares. Throws
-  // Error(kUnsupported) past 2^32 - 1 events: each task is pushed once, but a transfer again at
-  // every change of its share, so heavy sharing could run out of 32-bit numbers.
+  // Error(kUnsupported) past 2^32 - 1 events: each task is pushed once, but a transfer or a
+  // shared kernel again at every change of its rate, so heavy sharing could run out of numbers.
   std::uint32_t push(Kind kind, Time time, std::uint32_t id) {
     if (next_seq_ == std::numeric_limits<std::uint32_t>::max()) {
       throw Error(ErrorKind::kUnsupported,
                   "the simulation needs more than 4294967295 events; share fewer links");
     }
-    std::vector<Event>& heap = kind == Kind::kTask ? tasks_ : transfers_;
+    std::vector<Event>& heap = heaps_[static_cast<std::size_t>(kind)];
     heap.push_back({time, next_seq_, id});
     std::push_heap(heap.begin(), heap.end(), Later{});
     return next_seq_++;
   }
 
-  // True when the next event ends a transfer. REQUIRES: !empty().
-  bool transfer_is_next() const {
-    return !transfers_.empty() && (tasks_.empty() || Later{}(tasks_.front(), transfers_.front()));
+  // The heap holding the next event. REQUIRES: !empty().
+  Kind next() const {
+    if (heaps_[1].empty() && heaps_[2].empty()) return Kind::kTask;
+    std::size_t best = 3;
+    for (std::size_t k = 0; k < 3; ++k) {
+      if (!heaps_[k].empty() && (best == 3 || Later{}(heaps_[best].front(), heaps_[k].front()))) best = k;
+    }
+    return static_cast<Kind>(best);
   }
 
-  // REQUIRES: the heap it pops from is not empty.
-  Event pop_task() { return pop(tasks_); }
-  Event pop_transfer() { return pop(transfers_); }
+  // REQUIRES: the heap of `kind` is not empty.
+  Event pop(Kind kind) {
+    std::vector<Event>& heap = heaps_[static_cast<std::size_t>(kind)];
+    std::pop_heap(heap.begin(), heap.end(), Later{});
+    const Event e = heap.back();
+    heap.pop_back();
+    return e;
+  }
 
  private:
   // std::*_heap builds a max-heap; inverting the order pops the earliest time, then the lowest seq.
@@ -71,16 +83,49 @@ class EventQueue {
     }
   };
 
-  static Event pop(std::vector<Event>& heap) {
-    std::pop_heap(heap.begin(), heap.end(), Later{});
-    const Event e = heap.back();
-    heap.pop_back();
-    return e;
-  }
-
-  std::vector<Event> tasks_, transfers_;
+  std::array<std::vector<Event>, 3> heaps_;
   std::uint32_t next_seq_ = 0;
 };
+
+// Work whose rate changes while it runs: `remaining_ns` of work at full speed as of `since`,
+// progressing at 1/slowdown of full speed. Each change of rate gets a new end event; the old one
+// stays in the heap until popped and skipped (lazy deletion, cheaper than removing it from the
+// middle of the heap), recognised by `event_seq`, a generation counter.
+struct FluidWork {
+  double remaining_ns = 0;
+  Time since = 0;
+  double slowdown = 1;
+  std::uint32_t event_seq = 0;
+
+  // Charges the work done at the old rate up to `now` and switches to `new_slowdown`.
+  void rerate(double new_slowdown, Time now) {
+    remaining_ns -= static_cast<double>(now - since) / slowdown;
+    since = now;
+    slowdown = new_slowdown;
+  }
+
+  // Pushes the end event at the current rate. Rounding up keeps work from ending before it is
+  // done; subtracting the noise keeps 199999.9999999 and 200000.0000001 at 200000. Work re-rated
+  // between its fluid end and its rounded-up end has slightly negative work left, and ends at once.
+  void schedule_end(EventQueue& events, EventQueue::Kind kind, std::uint32_t id, Time now) {
+    constexpr double kNoiseNs = 1e-6;
+    const double left_ns = std::max(0.0, remaining_ns * slowdown - kNoiseNs);
+    event_seq = events.push(kind, now + static_cast<Time>(std::ceil(left_ns)), id);
+  }
+};
+
+// The index of a slot for new work in `slots`: one an ended piece freed, else a new one, so
+// storage follows the work active at once.
+template <typename T>
+std::uint32_t take_slot(std::vector<T>& slots, std::vector<std::uint32_t>& free) {
+  if (free.empty()) {
+    slots.emplace_back();
+    return static_cast<std::uint32_t>(slots.size() - 1);
+  }
+  const std::uint32_t id = free.back();
+  free.pop_back();
+  return id;
+}
 
 // Fluid fair sharing of links (engine.h). Each transfer has one live end event; when its share
 // changes it gets a new one, and the old one stays in the heap until popped and skipped (lazy
@@ -94,7 +139,7 @@ class LinkSharing {
   void start(TaskId task, std::int64_t work_ns, std::span<const std::uint32_t> link_ids, Time now);
 
   // False for a transfer end event superseded by a later share change of its transfer.
-  bool is_live(const Event& e) const { return transfers_[e.id].event_seq == e.seq; }
+  bool is_live(const Event& e) const { return transfers_[e.id].work.event_seq == e.seq; }
 
   // Ends the transfer of live event `e` at `now`, speeds up the transfers left on its links, and
   // returns the task given to start().
@@ -102,18 +147,14 @@ class LinkSharing {
 
  private:
   struct Transfer {
-    TaskId task = kNone;      // the task, or the first member of the collective, that it ends
-    double remaining_ns = 0;  // work left at `since`, in nanoseconds at full speed
-    Time since = 0;
-    std::uint32_t share = 0;      // progresses at 1/share: the most transfers on any of its links
-    std::uint32_t event_seq = 0;  // the seq of its live end event, a generation counter
+    TaskId task = kNone;  // the task, or the first member of the collective, that it ends
+    FluidWork work;       // slowdown: the most transfers on any of its links
     std::vector<std::uint32_t> links;  // link indices
   };
 
   std::uint32_t link_index(std::uint32_t link_id);
-  std::uint32_t share_of(const Transfer& t) const;
+  double share_of(const Transfer& t) const;
   void reshare(std::uint32_t id, Time now);
-  void schedule_end(std::uint32_t id, Time now);
 
   EventQueue& events_;
   std::unordered_map<std::uint32_t, std::uint32_t> link_index_;  // link ids can be sparse
@@ -124,24 +165,16 @@ class LinkSharing {
 
 void LinkSharing::start(TaskId task, std::int64_t work_ns, std::span<const std::uint32_t> link_ids,
                         Time now) {
-  std::uint32_t id = static_cast<std::uint32_t>(transfers_.size());
-  if (free_.empty()) {
-    transfers_.emplace_back();
-  } else {
-    id = free_.back();
-    free_.pop_back();
-  }
+  const std::uint32_t id = take_slot(transfers_, free_);
   Transfer& t = transfers_[id];
   t.task = task;
-  t.remaining_ns = static_cast<double>(work_ns);
-  t.since = now;
   t.links.clear();
   for (std::uint32_t link_id : link_ids) {
     t.links.push_back(link_index(link_id));
     on_link_[t.links.back()].push_back(id);
   }
-  t.share = share_of(t);
-  schedule_end(id, now);
+  t.work = {static_cast<double>(work_ns), now, share_of(t), 0};
+  t.work.schedule_end(events_, EventQueue::Kind::kTransfer, id, now);
   for (std::uint32_t link : t.links) {
     for (std::uint32_t other : on_link_[link]) reshare(other, now);
   }
@@ -165,34 +198,79 @@ std::uint32_t LinkSharing::link_index(std::uint32_t link_id) {
   return it->second;
 }
 
-std::uint32_t LinkSharing::share_of(const Transfer& t) const {
+double LinkSharing::share_of(const Transfer& t) const {
   std::size_t share = 1;
   for (std::uint32_t link : t.links) share = std::max(share, on_link_[link].size());
-  return static_cast<std::uint32_t>(share);
+  return static_cast<double>(share);
 }
 
 // Charges the work done at the old share up to `now`, then reschedules the end at the new share.
 // A transfer met again through another of its links has no change left and is skipped.
 void LinkSharing::reshare(std::uint32_t id, Time now) {
   Transfer& t = transfers_[id];
-  const std::uint32_t share = share_of(t);
-  if (share == t.share) return;
-  t.remaining_ns -= static_cast<double>(now - t.since) / t.share;
-  t.since = now;
-  t.share = share;
-  schedule_end(id, now);
+  const double share = share_of(t);
+  if (share == t.work.slowdown) return;
+  t.work.rerate(share, now);
+  t.work.schedule_end(events_, EventQueue::Kind::kTransfer, id, now);
 }
 
-void LinkSharing::schedule_end(std::uint32_t id, Time now) {
-  // Rounding up keeps a transfer from ending before its work is done; subtracting the noise keeps
-  // 199999.9999999 and 200000.0000001 at 200000. A transfer re-rated between its fluid end and
-  // its rounded-up end has slightly negative work left, and ends at once.
-  constexpr double kNoiseNs = 1e-6;
-  Transfer& t = transfers_[id];
-  const double left_ns = std::max(0.0, t.remaining_ns * t.share - kNoiseNs);
-  t.event_seq =
-      events_.push(EventQueue::Kind::kTransfer, now + static_cast<Time>(std::ceil(left_ns)), id);
-}
+// SM sharing (engine.h): kernels that run slower while a collective's kernel holds some SMs of
+// their rank, re-rated when the first such kernel starts on the rank and when the last ends.
+class SmSharing {
+ public:
+  SmSharing(EventQueue& events, std::size_t ranks) : events_(events), holders_(ranks, 0), running_on_(ranks) {}
+
+  // Starts kernel `task` of `alone_ns` on `rank`, `slowdown` times longer beside a collective.
+  void start(TaskId task, std::uint32_t rank, std::int64_t alone_ns, double slowdown, Time now) {
+    const std::uint32_t id = take_slot(kernels_, free_);
+    Kernel& k = kernels_[id];
+    k.task = task;
+    k.rank = rank;
+    k.beside = slowdown;
+    k.work = {static_cast<double>(alone_ns), now, holders_[rank] > 0 ? k.beside : 1.0, 0};
+    k.work.schedule_end(events_, EventQueue::Kind::kShared, id, now);
+    running_on_[rank].push_back(id);
+  }
+
+  bool is_live(const Event& e) const { return kernels_[e.id].work.event_seq == e.seq; }
+
+  // Ends the kernel of live event `e` and returns its task.
+  TaskId end(const Event& e) {
+    const Kernel& k = kernels_[e.id];
+    std::erase(running_on_[k.rank], e.id);
+    free_.push_back(e.id);
+    return k.task;
+  }
+
+  void holder_started(std::uint32_t rank, Time now) {
+    if (holders_[rank]++ == 0) rerate(rank, now, true);
+  }
+  void holder_ended(std::uint32_t rank, Time now) {
+    if (--holders_[rank] == 0) rerate(rank, now, false);
+  }
+
+ private:
+  struct Kernel {
+    TaskId task = kNone;
+    std::uint32_t rank = 0;
+    double beside = 1;  // slowdown beside a collective
+    FluidWork work;
+  };
+
+  void rerate(std::uint32_t rank, Time now, bool beside) {
+    for (std::uint32_t id : running_on_[rank]) {
+      Kernel& k = kernels_[id];
+      k.work.rerate(beside ? k.beside : 1.0, now);
+      k.work.schedule_end(events_, EventQueue::Kind::kShared, id, now);
+    }
+  }
+
+  EventQueue& events_;
+  std::vector<std::uint32_t> holders_;  // by rank: collective kernels holding SMs now
+  std::vector<std::vector<std::uint32_t>> running_on_;  // by rank: its shared kernels running
+  std::vector<Kernel> kernels_;
+  std::vector<std::uint32_t> free_;
+};
 
 enum class State : std::uint8_t {
   kWaiting,     // some predecessor or the previous task of its stream has not ended
@@ -294,9 +372,10 @@ void collective_links(const ExecGraph& g, const graph::Collective& c,
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
-}  // namespace
-
-Timeline run(const ExecGraph& g) {
+// The engine, compiled twice: graphs in which no task holds SMs (most) run without any of the SM
+// sharing bookkeeping, which costs a third of the event rate when merely tested for at run time.
+template <bool kShareSms>
+Timeline simulate(const ExecGraph& g) {
   const std::size_t n = g.size();
   const auto& collectives = g.collectives();
 
@@ -317,26 +396,50 @@ Timeline run(const ExecGraph& g) {
   EventQueue events(std::min<std::size_t>(n, 1024));
   LinkSharing links(events);
   std::vector<std::uint32_t> link_ids;  // scratch for the links of a starting collective
+  constexpr bool any_holder = kShareSms;
+  SmSharing sms(events, any_holder ? g.ranks() : 0);
+  std::vector<std::uint8_t> holding(any_holder ? n : 0, 0);  // running tasks counted as holders
 
+  // A task that holds SMs counts from its start to its end; one that lasts no time never counts.
+  auto hold = [&](TaskId id, Time duration, Time now) {
+    if (any_holder && duration > 0 && g.task(id).holds_sms) {
+      holding[id] = 1;
+      sms.holder_started(g.task(id).rank, now);
+    }
+  };
   auto schedule = [&](TaskId id, Time start, Time duration) {
     state[id] = State::kRunning;
     timeline.spans[id] = {start, start + duration};
     events.push(EventQueue::Kind::kTask, start + duration, id);
+    hold(id, duration, start);
   };
-  // A transfer's end time is known only when it ends, so its spans get their end then.
+  // The end time of a transfer or a shared kernel is known only when it ends, so its span gets
+  // its end then.
   auto begin = [&](TaskId id, Time start) {
     state[id] = State::kRunning;
     timeline.spans[id].start_ns = start;
   };
+  // A task whose rate may change while it runs: one that SM sharing can slow, or a transfer. Kept
+  // out of line, like end_transfer below, so the common path stays small enough to inline.
+  auto start_rated = [&](TaskId id, Time now) __attribute__((noinline)) {
+    const Task& t = g.task(id);
+    begin(id, now);
+    if (t.link == graph::kNoLink) {
+      sms.start(id, t.rank, t.duration_ns, t.beside_collective_slowdown, now);
+      return;
+    }
+    hold(id, t.duration_ns, now);
+    links.start(id, t.duration_ns, std::span(&t.link, 1), now);
+  };
   auto on_ready = [&](TaskId id, Time now) {
     const Task& t = g.task(id);
     if (t.collective == graph::kNoCollective) {
-      if (t.link == graph::kNoLink || t.duration_ns == 0) {
+      const bool slowed = any_holder && t.beside_collective_slowdown > 1;
+      if (t.duration_ns == 0 || (t.link == graph::kNoLink && !slowed)) {
         schedule(id, now, t.duration_ns);
-        return;
+      } else {
+        start_rated(id, now);
       }
-      begin(id, now);
-      links.start(id, t.duration_ns, std::span(&t.link, 1), now);
       return;
     }
     const graph::Collective& c = collectives[t.collective];
@@ -348,7 +451,10 @@ Timeline run(const ExecGraph& g) {
       for (TaskId m : c.members) schedule(m, now, c.duration_ns);
       return;
     }
-    for (TaskId m : c.members) begin(m, now);
+    for (TaskId m : c.members) {
+      begin(m, now);
+      hold(m, c.duration_ns, now);
+    }
     links.start(c.members.front(), c.duration_ns, link_ids, now);
   };
 
@@ -356,6 +462,7 @@ Timeline run(const ExecGraph& g) {
   auto finish = [&](TaskId id, Time now) {
     state[id] = State::kEnded;
     ++ended;
+    if (any_holder && holding[id]) sms.holder_ended(g.task(id).rank, now);
     for (TaskId s : g.successors(id)) {
       if (--remaining[s] == 0) on_ready(s, now);
     }
@@ -384,13 +491,20 @@ Timeline run(const ExecGraph& g) {
 
   Time now = 0;
   while (!events.empty()) {
-    if (!events.transfer_is_next()) {
-      const Event e = events.pop_task();
+    const EventQueue::Kind kind = events.next();
+    const Event e = events.pop(kind);
+    if (kind == EventQueue::Kind::kTask) {
       now = e.time;
       finish(e.id, now);
-    } else if (const Event e = events.pop_transfer(); links.is_live(e)) {
+    } else if (kind == EventQueue::Kind::kTransfer) {
+      if (!links.is_live(e)) continue;
       now = e.time;
       end_transfer(e);
+    } else if (sms.is_live(e)) {
+      now = e.time;
+      const TaskId id = sms.end(e);
+      timeline.spans[id].end_ns = now;
+      finish(id, now);
     }
   }
   timeline.makespan_ns = now;
@@ -398,5 +512,9 @@ Timeline run(const ExecGraph& g) {
   if (ended < n) throw_deadlock(g, pick_stuck_task(g, state, stream_next));
   return timeline;
 }
+
+}  // namespace
+
+Timeline run(const ExecGraph& g) { return g.has_sm_holders() ? simulate<true>(g) : simulate<false>(g); }
 
 }  // namespace stepcast::sim

@@ -30,6 +30,16 @@
 //  - Cost: a transfer's start or end also costs O(transfers on its links x their link counts)
 //    and one heap push per transfer whose share it changes; memory grows by O(links + transfers
 //    active at once).
+//
+// SM sharing (graph::Task::holds_sms, beside_collective_slowdown):
+//  - While at least one task that holds SMs runs on a rank (a collective member, or a transfer,
+//    from its start to its end), every non-collective task of that rank with
+//    beside_collective_slowdown > 1 progresses at 1 / beside_collective_slowdown of full speed;
+//    it runs at full speed otherwise. The rate changes at the instant the first holder
+//    starts or the last ends, with the same fluid accounting and rounding as link sharing. A
+//    second holder running at once slows nothing further.
+//  - Cost: each start or end of a rank's first or last holder re-rates that rank's running
+//    kernels (a heap push each). A graph with no holder runs exactly as without this rule.
 #pragma once
 
 #include <cstdint>

@@ -360,6 +360,7 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.tdp_w", g.tdp_w);
   d.field("cluster.gpu.power_limit_w", g.power_limit_w);
   d.field("cluster.gpu.sm_count", g.sm_count);
+  d.field("cluster.gpu.collective_sms", g.collective_sms);
   d.field("cluster.gpu.matmul_efficiency", g.matmul_efficiency);
   d.field("cluster.gpu.fp8_matmul_efficiency", g.fp8_matmul_efficiency);
   d.field("cluster.gpu.memory_efficiency", g.memory_efficiency);

@@ -267,6 +267,12 @@ GpuSpec gpu_from(MapReader r) {
   g.tdp_w = r.positive_quantity("tdp", Dimension::kPower);
   g.power_limit_w = r.quantity("power_limit", Dimension::kPower, 0);
   g.sm_count = r.count("sm_count", 1);
+  g.collective_sms = r.count("collective_sms", 0, 0);
+  if (g.collective_sms >= g.sm_count) {
+    r.source().fail(r.value("collective_sms").Mark(), r.field("collective_sms"),
+                    "collective_sms " + std::to_string(g.collective_sms) + " leaves no SM of the " +
+                        std::to_string(g.sm_count) + " for compute; valid: 0 to " + std::to_string(g.sm_count - 1));
+  }
   g.matmul_efficiency = r.fraction("matmul_efficiency");
   g.fp8_matmul_efficiency = r.fraction("fp8_matmul_efficiency", 0);
   g.memory_efficiency = r.fraction("memory_efficiency");

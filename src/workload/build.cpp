@@ -25,15 +25,20 @@ constexpr TaskId kNone = 0xffffffffu;
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
-// One layer kind's operators with their prices, computed once per build.
+// One layer kind's operators with their prices, computed once per build: with the whole GPU and
+// beside a collective's kernel.
 struct PricedLayer {
   LayerOps ops;
-  std::array<OpTime, kMaxOps> times{};
+  std::array<OpTime, kMaxOps> times{}, beside{};
 };
 
 PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
-  PricedLayer p{ops, {}};
-  for (std::size_t i = 0; i < ops.size(); ++i) p.times[i] = op_time(ops[i], s);
+  PricedLayer p{ops, {}, {}};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpTimes t = op_times(ops[i], s);
+    p.times[i] = t.whole;
+    p.beside[i] = t.beside;
+  }
   return p;
 }
 
@@ -85,6 +90,9 @@ class StepBuilder {
     t.layer = layer;
     t.micro_batch = mb;
     t.link = link(category);
+    // NCCL's kernels hold SMs while they run; async TP moves its shards with copy engines
+    // (PyTorch's symmetric-memory all-gather matmul), which hold none.
+    t.holds_sms = kind == TaskKind::kCollective && !(category == Category::kTensorParallel && st_.overlap_tp_comm);
     const TaskId id = g_.add_task(t, name);
     if (kind == TaskKind::kCollective) g_.add_collective({id}, t.duration_ns);
     return id;
@@ -224,7 +232,11 @@ class StepBuilder {
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
       const PassCost cost = pass_cost(op, p.times[i], mode);
-      if (cost.gpu > 0) compute(TaskKind::kCompute, Category::kCompute, cost.gpu, op_name(op, mode), layer, mb, cost.host);
+      if (cost.gpu > 0) {
+        compute(TaskKind::kCompute, Category::kCompute, cost.gpu, op_name(op, mode), layer, mb, cost.host);
+        g_.mutable_task(last_).beside_collective_slowdown =
+            static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
+      }
       if (cp_ring != kNone && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);
         cp_ring = kNone;

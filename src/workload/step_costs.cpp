@@ -59,7 +59,7 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
 
 double host_launch_s(const spec::Scenario& s, double kernels) { return kernels * s.strategy.host_dispatch_s; }
 
-OpTime op_time(const Op& op, const spec::Scenario& s) {
+OpTimes op_times(const Op& op, const spec::Scenario& s) {
   const spec::GpuSpec& gpu = s.cluster.gpu;
   OpTime t;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
@@ -76,27 +76,35 @@ OpTime op_time(const Op& op, const spec::Scenario& s) {
   const double accumulations = tensors * (micro_batches - 1) / micro_batches;
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
   t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
+  if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) t.host_bwd_input += host_launch_s(s, 2);
+  // Bandwidth-bound kernels take as long beside a collective (cost/compute.h).
+  OpTime b = t;
   if (op.kind == OpKind::kGemm) {
     const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu);
-    t.fwd = g.fwd;
-    t.bwd_input = g.input_grad;
-    t.bwd_weight = g.weight_grad;
+    double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
-      t.fwd += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
-      t.bwd_input += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
+      fwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
+      bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
     }
-    if (op.grad_scale_bytes > 0) {
-      t.bwd_input += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
-      t.host_bwd_input += host_launch_s(s, 2);
-    }
+    if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
+    t.fwd = g.fwd.whole + fwd_extra;
+    b.fwd = g.fwd.beside + fwd_extra;
+    t.bwd_input = g.input_grad.whole + bwd_extra;
+    b.bwd_input = g.input_grad.beside + bwd_extra;
+    t.bwd_weight = g.weight_grad.whole;
+    b.bwd_weight = g.weight_grad.beside;
   } else if (op.kind == OpKind::kAttention) {
-    t.fwd = cost::attention_time_s(op.flops, op.bytes, op.n, gpu);
-    t.bwd_input = cost::attention_time_s(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu);
+    const cost::KernelTime fwd = cost::attention_time(op.flops, op.bytes, op.n, gpu);
+    const cost::KernelTime bwd = cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu);
+    t.fwd = fwd.whole;
+    b.fwd = fwd.beside;
+    t.bwd_input = bwd.whole;
+    b.bwd_input = bwd.beside;
   } else {
-    t.fwd = cost::memory_time_s(op.bytes, gpu);
-    t.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
+    t.fwd = b.fwd = cost::memory_time_s(op.bytes, gpu);
+    t.bwd_input = b.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
   }
-  return t;
+  return {t, b};
 }
 
 double recompute_share(const Op& op, spec::Recompute mode) {

@@ -2,7 +2,7 @@
 // closed-form estimate (analytic/) and the ExecGraph builder (workload/build.h) both take their
 // times from here, so the two engines price every operator and transfer the same way.
 //
-//   const workload::OpTime t = workload::op_time(op, scenario);   // one operator, one micro-batch
+//   const workload::OpTime t = workload::op_times(op, scenario).whole;   // one operator, one micro-batch
 //   const double ar = workload::tp_collective_s(scenario, cost::CollectiveKind::kAllReduce);
 //
 // Units: seconds per micro-batch on one GPU unless a function says otherwise.
@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cost/collective.h"
+#include "cost/compute.h"
 #include "spec/scenario.h"
 #include "workload/operators.h"
 #include "workload/placement.h"
@@ -27,8 +28,14 @@ struct OpTime {
   double host_bwd() const { return host_bwd_input + host_bwd_weight; }
 };
 
+/// One operator's times for one micro-batch with every SM, and beside a collective's kernel on
+/// the SMs it leaves (cost::KernelTime); the host times are the same in both.
+struct OpTimes {
+  OpTime whole, beside;
+};
+
 /// Forward and backward time of one operator for one micro-batch, on the GPU and on the host.
-OpTime op_time(const Op& op, const spec::Scenario& s);
+OpTimes op_times(const Op& op, const spec::Scenario& s);
 
 /// Host seconds to launch `kernels` kernels (a collective is one).
 double host_launch_s(const spec::Scenario& s, double kernels);

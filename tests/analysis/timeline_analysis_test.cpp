@@ -58,6 +58,24 @@ TEST(TimelineAnalysis, BreakdownSplitsAReceiveWaitIntoBubbleAndTransfer) {
   EXPECT_DOUBLE_EQ(b.optimizer_s, 100e-9);
 }
 
+TEST(TimelineAnalysis, TimeAKernelLosesToACollectiveHoldingSmsCountsAsThatCollective) {
+  // A 1,000 ns kernel takes 2,000 beside a ZeRO-3 gather of 2,000 ns on the prefetch stream.
+  ExecGraph g;
+  Task kernel;
+  kernel.duration_ns = 1000;
+  kernel.beside_collective_slowdown = 2;
+  const TaskId k = g.add_task(kernel, "fwd");
+  const TaskId gather = add(g, 0, 3, 2000, Category::kShardedData, TaskKind::kCollective);
+  g.mutable_task(gather).holds_sms = true;
+  g.add_collective({gather}, 2000);
+  g.finalize();
+  const sim::Timeline t = sim::run(g);
+  ASSERT_EQ(t.spans[k].end_ns, 2000);
+  const analytic::Breakdown b = breakdown(g, t);
+  EXPECT_DOUBLE_EQ(b.compute_s, 1000e-9);
+  EXPECT_DOUBLE_EQ(b.fsdp_comm_s, 1000e-9);
+}
+
 TEST(TimelineAnalysis, CriticalPathFollowsTheDependencyThatReleasedEachTask) {
   TwoStages s;
   const CriticalPath p = critical_path(s.g, sim::run(s.g));

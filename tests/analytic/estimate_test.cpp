@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cost/compute.h"
 #include "spec/presets.h"
+#include "workload/operators.h"
 #include "workload/step_costs.h"
 
 namespace stepcast::analytic {
@@ -130,6 +132,31 @@ TEST(Estimate, BlockingZero3CollectivesHideNothing) {
   EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, s.model.layers * per_layer, 1e-9);
   s.strategy.sharded_collectives = spec::ShardedCollectives::kPerLayer;
   EXPECT_LT(estimate(s).breakdown.fsdp_comm_s, 0.5 * s.model.layers * per_layer);
+}
+
+TEST(Estimate, PrefetchedZero3GathersHideButSlowTheKernelsBesideThemOnTheSmsTheyLeave) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096);
+  s.strategy.zero_stage = 3;
+  s = spec::complete_and_validate(s);
+  // A layer's kernels alone and beside a collective, forward and backward (no recomputation).
+  double fwd = 0, fwd_beside = 0, bwd = 0, bwd_beside = 0;
+  for (const workload::Op& op : workload::layer_ops(s, false)) {
+    fwd += workload::op_times(op, s).whole.fwd;
+    fwd_beside += workload::op_times(op, s).beside.fwd;
+    bwd += workload::op_times(op, s).whole.bwd();
+    bwd_beside += workload::op_times(op, s).beside.bwd();
+  }
+  const double gather = workload::fsdp_gather_s(s), scatter = workload::fsdp_scatter_s(s);
+  ASSERT_LT(gather, fwd_beside);
+  ASSERT_LT(gather + scatter, bwd_beside);
+  // While a collective of c seconds runs, the kernels do c / beside of their work; the rest runs
+  // at full speed: c + alone (1 - c / beside) in all, c (1 - alone / beside) more than alone.
+  const double per_layer = gather * (1 - fwd / fwd_beside) + (gather + scatter) * (1 - bwd / bwd_beside);
+  EXPECT_GT(per_layer, 0);
+  EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, s.model.layers * per_layer, 1e-12);
+  // A GPU whose collectives hold no SMs hides them for free.
+  s.cluster.gpu.collective_sms = 0;
+  EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, 0, 1e-12);
 }
 
 TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {

@@ -228,6 +228,11 @@ TEST(YamlReader, ErrorMessages) {
        "m.yaml:12:7: bias: expected true or false, got \"maybe\"\n"
        "  bias: maybe\n"
        "        ^"},
+      {"a collective holding every SM",
+       [] { read_gpu_yaml("g.yaml", std::string(kGpu) + "collective_sms: 132\n"); },
+       "g.yaml:13:17: collective_sms: collective_sms 132 leaves no SM of the 132 for compute; valid: 0 to 131\n"
+       "  collective_sms: 132\n"
+       "                  ^"},
       {"kv_heads that do not divide heads",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 3\n"); },
        "m.yaml:13:11: kv_heads: kv_heads 3 does not divide heads 4\n"

@@ -98,6 +98,32 @@ TEST(Build, SimulationAgreesWithEstimateOnAPipeline) {
   }
 }
 
+TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopiesHoldNone) {
+  const auto check = [](const graph::ExecGraph& g) {
+    bool slowed = false;
+    for (graph::TaskId id = 0; id < g.size(); ++id) {
+      const graph::Task& t = g.task(id);
+      if (t.kind == graph::TaskKind::kCompute && t.category == graph::Category::kCompute) {
+        EXPECT_GE(t.beside_collective_slowdown, 1) << g.name(id);
+        slowed = slowed || t.beside_collective_slowdown > 1;
+      }
+      if (t.kind == graph::TaskKind::kCollective) {
+        EXPECT_EQ(t.holds_sms, t.category != graph::Category::kTensorParallel) << g.name(id);
+      }
+    }
+    EXPECT_TRUE(slowed);
+  };
+  check(build(scenario("llama3.1-8b", "dgx-h100", {.gpus = 64, .tp = 8, .zero = 3, .global_batch = 64, .sp = true,
+                                                   .async_tp = true})));
+  // The same step without async TP: its blocking TP collectives are NCCL's too.
+  const graph::ExecGraph g = build(scenario("llama3.1-8b", "dgx-h100", {.gpus = 8, .tp = 8}));
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    if (g.task(id).kind == graph::TaskKind::kCollective) {
+      EXPECT_TRUE(g.task(id).holds_sms) << g.name(id);
+    }
+  }
+}
+
 TEST(Build, TheFullestStageSetsTheSteadyStateWhereTheEdgeStagesHoldFewerLayers) {
   // Llama 3.1 405B's 126 layers on 16 stages: 7 on the first and the last (beside the embedding
   // and the head), 8 on the others. The middle stages set the pace, not 126/16 layers plus the head;

@@ -60,5 +60,40 @@ TEST(ShardedCollectives, GradientsReduceScatterTensorByTensorLikeTheParametersGa
   EXPECT_NEAR(fsdp_scatter_s(s) / fsdp_gather_s(s), 1.0, 0.1);
 }
 
+// One GEMM on an A100 (108 SMs; an NCCL collective holds 24 of them), long enough in k to be
+// bound by its math, whose 128 x 256 output tiles number `tiles`.
+Op gemm_of_tiles(int tiles) { return {.name = "gemm", .kind = OpKind::kGemm, .m = 128.0 * tiles, .n = 256, .k = 65536}; }
+
+spec::Scenario a100() {
+  spec::Scenario s;
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  return s;
+}
+
+TEST(SmShare, GemmWhoseTilesFitTheSmsACollectiveLeavesRunsAtFullSpeedBesideIt) {
+  const spec::Scenario s = a100();
+  ASSERT_EQ(s.cluster.gpu.sm_count - s.cluster.gpu.collective_sms, 84);
+  const Op op = gemm_of_tiles(84);
+  EXPECT_DOUBLE_EQ(op_times(op, s).beside.fwd, op_times(op, s).whole.fwd);
+}
+
+TEST(SmShare, GemmOfOneFullWaveTakesTwoWavesBesideACollective) {
+  const spec::Scenario s = a100();
+  const double overhead = s.cluster.gpu.kernel_overhead_s;
+  const Op op = gemm_of_tiles(108);
+  const double alone = op_times(op, s).whole.fwd - overhead;
+  EXPECT_NEAR(op_times(op, s).beside.fwd - overhead, 2 * alone, 1e-12);
+}
+
+TEST(SmShare, AttentionRunsAtTheRateOfTheSmsLeftAndMemoryBoundKernelsAreNotSlowed) {
+  const spec::Scenario s = a100();
+  const double overhead = s.cluster.gpu.kernel_overhead_s;
+  const Op attention{.name = "attention", .kind = OpKind::kAttention, .flops = 1e13, .bytes = 1e6, .n = 8192};
+  const double alone = op_times(attention, s).whole.fwd - overhead;
+  EXPECT_NEAR(op_times(attention, s).beside.fwd - overhead, alone * 108 / 84, 1e-12);
+  const Op norm{.name = "norm", .kind = OpKind::kMemory, .bytes = 1e9};
+  EXPECT_DOUBLE_EQ(op_times(norm, s).beside.fwd, op_times(norm, s).whole.fwd);
+}
+
 }  // namespace
 }  // namespace stepcast::workload
