@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <initializer_list>
 
 #include "core/error.h"
 #include "cost/compute.h"
@@ -37,16 +39,17 @@ struct PassTimes {
   double attention_bwd = 0;
   double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
   double host_fwd = 0, host_bwd = 0, host_recompute = 0;  // host seconds launching the kernels
-  // The same kernels beside a collective's kernel, on the SMs it leaves (cost::KernelTime).
+  // The same kernels beside one collective's kernel and beside two, on the SMs they leave
+  // (cost::KernelTime).
   struct Beside {
     double fwd = 0, bwd = 0, recompute = 0, attention_fwd = 0, attention_bwd = 0;
-  } beside;
+  } beside, beside_two;
 };
 
-PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
+PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
   PassTimes t;
   for (const Op& op : ops) {
-    const auto [o, c] = workload::op_times(op, s);
+    const auto [o, c, c2] = workload::op_times(op, s, shares);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
       t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd()};
@@ -56,15 +59,20 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
       t.attention_bwd += o.bwd();
       t.beside.attention_fwd += c.fwd;
       t.beside.attention_bwd += c.bwd();
+      t.beside_two.attention_fwd += c2.fwd;
+      t.beside_two.attention_bwd += c2.bwd();
     }
     t.fwd += o.fwd;
     t.bwd += o.bwd();
     t.beside.fwd += c.fwd;
     t.beside.bwd += c.bwd();
+    t.beside_two.fwd += c2.fwd;
+    t.beside_two.bwd += c2.bwd();
     t.wgrad += o.bwd_weight;
     const double share = workload::recompute_share(op, s.strategy.recompute);
     t.recompute += o.fwd * share;
     t.beside.recompute += c.fwd * share;
+    t.beside_two.recompute += c2.fwd * share;
     t.host_fwd += o.host_fwd;
     t.host_bwd += o.host_bwd();
     if (share > 0) t.host_recompute += o.host_fwd;
@@ -72,16 +80,45 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s) {
   // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
   t.recompute *= workload::recomputed_layer_fraction(s.strategy);
   t.beside.recompute *= workload::recomputed_layer_fraction(s.strategy);
+  t.beside_two.recompute *= workload::recomputed_layer_fraction(s.strategy);
   t.host_recompute *= workload::recomputed_layer_fraction(s.strategy);
   return t;
 }
 
-// Seconds for kernels that take `alone` on the whole GPU and `beside` next to a collective's
-// kernel, run alongside a collective of `comm` seconds started with them: they progress at the
-// slower rate while it runs and at the full rate after it, and the pair ends when both have.
-double overlapped_s(double alone, double beside, double comm) {
-  if (comm >= beside) return comm;
-  return comm + alone * (1 - comm / beside);
+// A stretch of communication: `seconds` during which kernels that take `alone` on the whole GPU
+// take `beside` instead (next to the collectives running then).
+struct Phase {
+  double seconds = 0, beside = 0;
+};
+
+// Seconds for kernels of `alone` seconds run alongside communication phases started with them:
+// they progress at each phase's rate while it lasts and at the full rate after the last, and the
+// pair ends when both have.
+double overlapped_s(double alone, std::initializer_list<Phase> phases) {
+  double t = 0, left = 1;  // left: the share of the kernels' work not yet done
+  double end = -1;
+  for (const Phase& p : phases) {
+    if (end < 0 && p.seconds > 0) {
+      if (p.seconds >= left * p.beside) {
+        end = t + left * p.beside;
+      } else {
+        left -= p.seconds / p.beside;
+      }
+    }
+    t += p.seconds;
+  }
+  return std::max(end < 0 ? t + left * alone : end, t);
+}
+
+// The same beside one collective of `comm` seconds.
+double overlapped_s(double alone, double beside, double comm) { return overlapped_s(alone, {{comm, beside}}); }
+
+// A layer's backward beside FSDP's two collectives: the next layer's gather and this layer's
+// reduce-scatter run on streams of their own and cross the same links, so they share the
+// bandwidth while both run (2 min(gather, scatter)), each holding its SMs, and the longer one
+// finishes alone.
+double sharded_backward_s(double alone, double beside, double beside_two, double gather, double scatter) {
+  return overlapped_s(alone, {{2 * std::min(gather, scatter), beside_two}, {std::abs(gather - scatter), beside}});
 }
 
 // Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
@@ -165,10 +202,13 @@ Estimate estimate(const spec::Scenario& s) {
   // MoE layers are spread over the stages in proportion to the dense ones.
   const double moe_fraction = m.is_moe() ? static_cast<double>(m.layers - m.moe.dense_layers) / m.layers : 0;
 
-  const PassTimes dense = price(workload::layer_ops(s, false), s);
-  const PassTimes moe = m.is_moe() ? price(workload::layer_ops(s, true), s) : PassTimes{};
-  const PassTimes head = price(workload::head_ops(s), s);
-  const PassTimes embed = price(workload::embedding_ops(s), s);
+  // The layers' kernels overlap collectives (ZeRO-3 two at once in backward); the slowdowns of
+  // the embedding and head are taken as the layers'.
+  const cost::Shares shares = st.zero_stage >= 3 ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
+  const PassTimes dense = price(workload::layer_ops(s, false), s, shares);
+  const PassTimes moe = m.is_moe() ? price(workload::layer_ops(s, true), s, shares) : PassTimes{};
+  const PassTimes head = price(workload::head_ops(s), s, cost::Shares::kWhole);
+  const PassTimes embed = price(workload::embedding_ops(s), s, cost::Shares::kWhole);
 
   const auto mix = [&](double d, double e) { return (1 - moe_fraction) * d + moe_fraction * e; };
   const LayerComm tp_d = tp_comm(s, dense), cp_d = cp_comm(s, dense);
@@ -185,6 +225,8 @@ Estimate estimate(const spec::Scenario& s) {
   const double layer_fwd_beside = mix(dense.beside.fwd, moe.beside.fwd);
   const double layer_bwd_beside =
       mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute);
+  const double layer_bwd_beside_two =
+      mix(dense.beside_two.bwd + dense.beside_two.recompute, moe.beside_two.bwd + moe.beside_two.recompute);
   const double layer_tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd);
   const double layer_cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd);
   const double layer_ep = moe_fraction * (ep.fwd + ep.bwd);
@@ -201,7 +243,8 @@ Estimate estimate(const spec::Scenario& s) {
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
                      ? 2 * gather + scatter
                      : overlapped_s(layer_fwd, layer_fwd_beside, gather) - layer_fwd +
-                           overlapped_s(layer_bwd, layer_bwd_beside, gather + scatter) - layer_bwd;
+                           sharded_backward_s(layer_bwd, layer_bwd_beside, layer_bwd_beside_two, gather, scatter) -
+                           layer_bwd;
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
 

@@ -21,8 +21,10 @@ double tiles(const GemmShape& g) {
          g.instances;
 }
 
-// SMs a compute kernel has beside a collective.
-int sms_beside_collective(const spec::GpuSpec& gpu) { return gpu.sm_count - gpu.collective_sms; }
+// SMs a compute kernel has beside `collectives` collectives (at least one).
+double sms_beside(const spec::GpuSpec& gpu, int collectives) {
+  return std::max(1, gpu.sm_count - collectives * gpu.collective_sms);
+}
 
 }  // namespace
 
@@ -36,7 +38,8 @@ double memory_time_s(double bytes, const spec::GpuSpec& gpu) {
   return bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency) + gpu.kernel_overhead_s;
 }
 
-LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu) {
+LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
+                                  Shares shares) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   const double peak = use_fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
@@ -47,26 +50,34 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   // Every wave lasts as long as a full one: one tile of kTileM x kTileN outputs per SM, each a
   // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
-  const double beside_sms = sms_beside_collective(gpu);
+  const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
   const auto time = [&](const GemmShape& g) -> KernelTime {
     const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
     if (gpu.sm_count <= 0) {
       const double t = seconds(2 * g.m * g.n * g.k * g.instances);
-      return {t, t};
+      return {t, t, t};
     }
     const double n = tiles(g), wave_flops = gpu.sm_count * kTileM * kTileN * 2 * g.k;
-    return {seconds(std::ceil(n / gpu.sm_count) * wave_flops), seconds(std::ceil(n / beside_sms) * wave_flops)};
+    KernelTime k;
+    k.whole = k.beside = k.beside_two = seconds(std::ceil(n / gpu.sm_count) * wave_flops);
+    if (shares >= Shares::kBesideOne) k.beside = seconds(std::ceil(n / one) * wave_flops);
+    if (shares >= Shares::kBesideTwo) k.beside_two = seconds(std::ceil(n / two) * wave_flops);
+    return k;
   };
   return {time(fwd), time({fwd.m, fwd.k, fwd.n, fwd.instances}), time({fwd.k, fwd.n, fwd.m, fwd.instances})};
 }
 
-KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu) {
+KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {
   const double efficiency = gpu.attention_efficiency * keys / (keys + kAttentionHalfKeys);
   const double math = flops / (gpu.peak_bf16_flops * efficiency * clock_factor(gpu));
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
-  // Beside a collective the math runs on the SMs left, at their share of the rate.
-  const double sm_fraction = gpu.sm_count > 0 ? static_cast<double>(sms_beside_collective(gpu)) / gpu.sm_count : 1;
-  return {std::max(math, traffic) + gpu.kernel_overhead_s, std::max(math / sm_fraction, traffic) + gpu.kernel_overhead_s};
+  // Beside collectives the math runs on the SMs left, at their share of the rate.
+  const auto beside = [&](int collectives) {
+    const double sm_fraction = gpu.sm_count > 0 ? sms_beside(gpu, collectives) / gpu.sm_count : 1;
+    return std::max(math / sm_fraction, traffic) + gpu.kernel_overhead_s;
+  };
+  const double whole = std::max(math, traffic) + gpu.kernel_overhead_s;
+  return {whole, shares >= Shares::kBesideOne ? beside(1) : whole, shares >= Shares::kBesideTwo ? beside(2) : whole};
 }
 
 }  // namespace stepcast::cost

@@ -26,11 +26,15 @@ struct GemmShape {
   double instances = 1;  // batched GEMMs run by one kernel
 };
 
-/// A compute-bound kernel's seconds with every SM, and beside a collective's kernel on the SMs it
-/// leaves (GpuSpec::collective_sms).
+/// A compute-bound kernel's seconds with every SM, beside one collective's kernel on the SMs it
+/// leaves (GpuSpec::collective_sms), and beside two.
 struct KernelTime {
-  double whole = 0, beside = 0;
+  double whole = 0, beside = 0, beside_two = 0;
 };
+
+/// How many of KernelTime's prices a caller needs, in its order; those not asked for are left at
+/// `whole`. Pricing fewer keeps the closed form fast where nothing overlaps.
+enum class Shares { kWhole = 1, kBesideOne = 2, kBesideTwo = 3 };
 
 /// A linear layer's three GEMMs: forward Y = X W (m x n, reduced over k), input gradient
 /// dX = dY W^T (m x k over n) and weight gradient dW = X^T dY (k x n over m).
@@ -40,11 +44,12 @@ struct LinearGemmTimes {
 
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
 /// tensor-core peak.
-LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu);
+LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
+                                  Shares shares);
 
 /// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
 /// positions, moving `bytes`.
-KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu);
+KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares);
 
 /// Seconds for a bandwidth-bound kernel moving `bytes`.
 double memory_time_s(double bytes, const spec::GpuSpec& gpu);

@@ -63,8 +63,8 @@ struct Task {
   bool holds_sms = false;
   std::uint32_t rank = 0;
   std::uint16_t stream = 0;        // streams are per rank: 0 compute, 1 communication, ...
-  // How many times longer a kernel takes while such a kernel runs on its rank, on the SMs left
-  // (cost::KernelTime); 1: never slowed (sim/engine.h). A float fills padding: a task stays 72 bytes.
+  // How many times longer a kernel takes while one such kernel runs on its rank, on the SMs left
+  // (cost::KernelTime); 1: never slowed (sim/engine.h). Floats fill padding: a task stays 72 bytes.
   float beside_collective_slowdown = 1;
   std::int64_t duration_ns = 0;    // REQUIRES: >= 0
   std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv
@@ -74,6 +74,8 @@ struct Task {
   // Metadata for analysis and traces.
   std::int32_t layer = -1;
   std::int32_t micro_batch = -1;
+  // The same while two or more run: each holds its own SMs.
+  float beside_two_collectives_slowdown = 1;
   double bytes = 0;
   double flops = 0;
   double memory_delta = 0;         // bytes this task leaves allocated on its rank (< 0: frees)

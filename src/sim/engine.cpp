@@ -220,14 +220,15 @@ class SmSharing {
  public:
   SmSharing(EventQueue& events, std::size_t ranks) : events_(events), holders_(ranks, 0), running_on_(ranks) {}
 
-  // Starts kernel `task` of `alone_ns` on `rank`, `slowdown` times longer beside a collective.
-  void start(TaskId task, std::uint32_t rank, std::int64_t alone_ns, double slowdown, Time now) {
+  // Starts kernel `task` of `alone_ns` on `rank`, `one` times longer beside one collective and
+  // `two` times beside two or more.
+  void start(TaskId task, std::uint32_t rank, std::int64_t alone_ns, double one, double two, Time now) {
     const std::uint32_t id = take_slot(kernels_, free_);
     Kernel& k = kernels_[id];
     k.task = task;
     k.rank = rank;
-    k.beside = slowdown;
-    k.work = {static_cast<double>(alone_ns), now, holders_[rank] > 0 ? k.beside : 1.0, 0};
+    k.slowdown = {1.0, one, std::max(one, two)};
+    k.work = {static_cast<double>(alone_ns), now, k.rate(holders_[rank]), 0};
     k.work.schedule_end(events_, EventQueue::Kind::kShared, id, now);
     running_on_[rank].push_back(id);
   }
@@ -242,25 +243,27 @@ class SmSharing {
     return k.task;
   }
 
+  // A third holder at once slows nothing further, so only changes among 0, 1 and 2 re-rate.
   void holder_started(std::uint32_t rank, Time now) {
-    if (holders_[rank]++ == 0) rerate(rank, now, true);
+    if (++holders_[rank] <= 2) rerate(rank, now);
   }
   void holder_ended(std::uint32_t rank, Time now) {
-    if (--holders_[rank] == 0) rerate(rank, now, false);
+    if (--holders_[rank] < 2) rerate(rank, now);
   }
 
  private:
   struct Kernel {
     TaskId task = kNone;
     std::uint32_t rank = 0;
-    double beside = 1;  // slowdown beside a collective
+    std::array<double, 3> slowdown{};  // by collectives holding SMs: none, one, two or more
     FluidWork work;
+    double rate(std::uint32_t holders) const { return slowdown[std::min<std::uint32_t>(holders, 2)]; }
   };
 
-  void rerate(std::uint32_t rank, Time now, bool beside) {
+  void rerate(std::uint32_t rank, Time now) {
     for (std::uint32_t id : running_on_[rank]) {
       Kernel& k = kernels_[id];
-      k.work.rerate(beside ? k.beside : 1.0, now);
+      k.work.rerate(k.rate(holders_[rank]), now);
       k.work.schedule_end(events_, EventQueue::Kind::kShared, id, now);
     }
   }
@@ -425,7 +428,7 @@ Timeline simulate(const ExecGraph& g) {
     const Task& t = g.task(id);
     begin(id, now);
     if (t.link == graph::kNoLink) {
-      sms.start(id, t.rank, t.duration_ns, t.beside_collective_slowdown, now);
+      sms.start(id, t.rank, t.duration_ns, t.beside_collective_slowdown, t.beside_two_collectives_slowdown, now);
       return;
     }
     hold(id, t.duration_ns, now);
@@ -434,7 +437,7 @@ Timeline simulate(const ExecGraph& g) {
   auto on_ready = [&](TaskId id, Time now) {
     const Task& t = g.task(id);
     if (t.collective == graph::kNoCollective) {
-      const bool slowed = any_holder && t.beside_collective_slowdown > 1;
+      const bool slowed = any_holder && (t.beside_collective_slowdown > 1 || t.beside_two_collectives_slowdown > 1);
       if (t.duration_ns == 0 || (t.link == graph::kNoLink && !slowed)) {
         schedule(id, now, t.duration_ns);
       } else {

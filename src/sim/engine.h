@@ -31,15 +31,15 @@
 //    and one heap push per transfer whose share it changes; memory grows by O(links + transfers
 //    active at once).
 //
-// SM sharing (graph::Task::holds_sms, beside_collective_slowdown):
-//  - While at least one task that holds SMs runs on a rank (a collective member, or a transfer,
-//    from its start to its end), every non-collective task of that rank with
-//    beside_collective_slowdown > 1 progresses at 1 / beside_collective_slowdown of full speed;
-//    it runs at full speed otherwise. The rate changes at the instant the first holder
-//    starts or the last ends, with the same fluid accounting and rounding as link sharing. A
-//    second holder running at once slows nothing further.
-//  - Cost: each start or end of a rank's first or last holder re-rates that rank's running
-//    kernels (a heap push each). A graph with no holder runs exactly as without this rule.
+// SM sharing (graph::Task::holds_sms, beside_collective_slowdown, beside_two_collectives_slowdown):
+//  - While one task that holds SMs runs on a rank (a collective member, or a transfer, from its
+//    start to its end), every non-collective task of that rank with beside_collective_slowdown
+//    > 1 progresses at 1 / beside_collective_slowdown of full speed; while two or more run, at
+//    1 / beside_two_collectives_slowdown (never faster than beside one); otherwise at full speed. The rate changes at the
+//    instant the count of holders moves among 0, 1 and 2 or more, with the same fluid accounting
+//    and rounding as link sharing.
+//  - Cost: each such change re-rates that rank's running kernels (a heap push each). A graph
+//    with no holder runs a build of the engine without this rule.
 #pragma once
 
 #include <cstdint>

@@ -25,19 +25,20 @@ constexpr TaskId kNone = 0xffffffffu;
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
-// One layer kind's operators with their prices, computed once per build: with the whole GPU and
-// beside a collective's kernel.
+// One layer kind's operators with their prices, computed once per build: with the whole GPU,
+// beside one collective's kernel and beside two.
 struct PricedLayer {
   LayerOps ops;
-  std::array<OpTime, kMaxOps> times{}, beside{};
+  std::array<OpTime, kMaxOps> times{}, beside{}, beside_two{};
 };
 
 PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
-  PricedLayer p{ops, {}, {}};
+  PricedLayer p{ops, {}, {}, {}};
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const OpTimes t = op_times(ops[i], s);
+    const OpTimes t = op_times(ops[i], s, cost::Shares::kBesideTwo);
     p.times[i] = t.whole;
     p.beside[i] = t.beside;
+    p.beside_two[i] = t.beside_two;
   }
   return p;
 }
@@ -234,8 +235,9 @@ class StepBuilder {
       const PassCost cost = pass_cost(op, p.times[i], mode);
       if (cost.gpu > 0) {
         compute(TaskKind::kCompute, Category::kCompute, cost.gpu, op_name(op, mode), layer, mb, cost.host);
-        g_.mutable_task(last_).beside_collective_slowdown =
-            static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
+        graph::Task& t = g_.mutable_task(last_);
+        t.beside_collective_slowdown = static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
+        t.beside_two_collectives_slowdown = static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
       }
       if (cp_ring != kNone && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);

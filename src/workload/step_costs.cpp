@@ -59,7 +59,7 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
 
 double host_launch_s(const spec::Scenario& s, double kernels) { return kernels * s.strategy.host_dispatch_s; }
 
-OpTimes op_times(const Op& op, const spec::Scenario& s) {
+OpTimes op_times(const Op& op, const spec::Scenario& s, cost::Shares shares) {
   const spec::GpuSpec& gpu = s.cluster.gpu;
   OpTime t;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
@@ -78,33 +78,37 @@ OpTimes op_times(const Op& op, const spec::Scenario& s) {
   t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) t.host_bwd_input += host_launch_s(s, 2);
   // Bandwidth-bound kernels take as long beside a collective (cost/compute.h).
-  OpTime b = t;
+  if (op.kind == OpKind::kMemory) {
+    t.fwd = cost::memory_time_s(op.bytes, gpu);
+    t.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
+    return {t, t, t};
+  }
+  OpTimes out{t, t, t};
+  OpTime* const priced[] = {&out.whole, &out.beside, &out.beside_two};
+  const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
+                       double fwd_extra, double bwd_extra) {
+    const double cost::KernelTime::*const variants[] = {&cost::KernelTime::whole, &cost::KernelTime::beside,
+                                                        &cost::KernelTime::beside_two};
+    for (int v = 0; v < 3; ++v) {
+      priced[v]->fwd = fwd.*variants[v] + fwd_extra;
+      priced[v]->bwd_input = bwd_input.*variants[v] + bwd_extra;
+      priced[v]->bwd_weight = bwd_weight.*variants[v];
+    }
+  };
   if (op.kind == OpKind::kGemm) {
-    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu);
+    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu, shares);
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
       fwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
       bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
-    t.fwd = g.fwd.whole + fwd_extra;
-    b.fwd = g.fwd.beside + fwd_extra;
-    t.bwd_input = g.input_grad.whole + bwd_extra;
-    b.bwd_input = g.input_grad.beside + bwd_extra;
-    t.bwd_weight = g.weight_grad.whole;
-    b.bwd_weight = g.weight_grad.beside;
-  } else if (op.kind == OpKind::kAttention) {
-    const cost::KernelTime fwd = cost::attention_time(op.flops, op.bytes, op.n, gpu);
-    const cost::KernelTime bwd = cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu);
-    t.fwd = fwd.whole;
-    b.fwd = fwd.beside;
-    t.bwd_input = bwd.whole;
-    b.bwd_input = bwd.beside;
+    set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);
   } else {
-    t.fwd = b.fwd = cost::memory_time_s(op.bytes, gpu);
-    t.bwd_input = b.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
+    set(cost::attention_time(op.flops, op.bytes, op.n, gpu, shares),
+        cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu, shares), {}, 0, 0);
   }
-  return {t, b};
+  return out;
 }
 
 double recompute_share(const Op& op, spec::Recompute mode) {

@@ -2,7 +2,7 @@
 // closed-form estimate (analytic/) and the ExecGraph builder (workload/build.h) both take their
 // times from here, so the two engines price every operator and transfer the same way.
 //
-//   const workload::OpTime t = workload::op_times(op, scenario).whole;   // one operator, one micro-batch
+//   const workload::OpTime t = workload::op_times(op, scenario, cost::Shares::kWhole).whole;
 //   const double ar = workload::tp_collective_s(scenario, cost::CollectiveKind::kAllReduce);
 //
 // Units: seconds per micro-batch on one GPU unless a function says otherwise.
@@ -28,14 +28,15 @@ struct OpTime {
   double host_bwd() const { return host_bwd_input + host_bwd_weight; }
 };
 
-/// One operator's times for one micro-batch with every SM, and beside a collective's kernel on
-/// the SMs it leaves (cost::KernelTime); the host times are the same in both.
+/// One operator's times for one micro-batch with every SM, beside one collective's kernel on the
+/// SMs it leaves, and beside two (cost::KernelTime); the host times are the same in all three.
 struct OpTimes {
-  OpTime whole, beside;
+  OpTime whole, beside, beside_two;
 };
 
-/// Forward and backward time of one operator for one micro-batch, on the GPU and on the host.
-OpTimes op_times(const Op& op, const spec::Scenario& s);
+/// Forward and backward time of one operator for one micro-batch, on the GPU and on the host;
+/// the shares not asked for are left at `whole` (cost::Shares).
+OpTimes op_times(const Op& op, const spec::Scenario& s, cost::Shares shares);
 
 /// Host seconds to launch `kernels` kernels (a collective is one).
 double host_launch_s(const spec::Scenario& s, double kernels);

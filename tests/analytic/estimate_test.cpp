@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "cost/compute.h"
 #include "spec/presets.h"
 #include "workload/operators.h"
@@ -138,22 +141,31 @@ TEST(Estimate, PrefetchedZero3GathersHideButSlowTheKernelsBesideThemOnTheSmsThey
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096);
   s.strategy.zero_stage = 3;
   s = spec::complete_and_validate(s);
-  // A layer's kernels alone and beside a collective, forward and backward (no recomputation).
-  double fwd = 0, fwd_beside = 0, bwd = 0, bwd_beside = 0;
+  // A layer's kernels alone, beside one collective and beside two, forward and backward (no
+  // recomputation).
+  double fwd = 0, fwd_one = 0, bwd = 0, bwd_one = 0, bwd_two = 0;
   for (const workload::Op& op : workload::layer_ops(s, false)) {
-    fwd += workload::op_times(op, s).whole.fwd;
-    fwd_beside += workload::op_times(op, s).beside.fwd;
-    bwd += workload::op_times(op, s).whole.bwd();
-    bwd_beside += workload::op_times(op, s).beside.bwd();
+    const workload::OpTimes t = workload::op_times(op, s, cost::Shares::kBesideTwo);
+    fwd += t.whole.fwd;
+    fwd_one += t.beside.fwd;
+    bwd += t.whole.bwd();
+    bwd_one += t.beside.bwd();
+    bwd_two += t.beside_two.bwd();
   }
+  ASSERT_GT(bwd_two, bwd_one);
   const double gather = workload::fsdp_gather_s(s), scatter = workload::fsdp_scatter_s(s);
-  ASSERT_LT(gather, fwd_beside);
-  ASSERT_LT(gather + scatter, bwd_beside);
-  // While a collective of c seconds runs, the kernels do c / beside of their work; the rest runs
+  // Forward: while the gather of c seconds runs the kernels do c / beside of their work, the rest
   // at full speed: c + alone (1 - c / beside) in all, c (1 - alone / beside) more than alone.
-  const double per_layer = gather * (1 - fwd / fwd_beside) + (gather + scatter) * (1 - bwd / bwd_beside);
-  EXPECT_GT(per_layer, 0);
-  EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, s.model.layers * per_layer, 1e-12);
+  ASSERT_LT(gather, fwd_one);
+  const double forward = gather * (1 - fwd / fwd_one);
+  // Backward: the next layer's gather and this layer's reduce-scatter share the link while both
+  // run (2 min), each holding its SMs; the longer then runs alone (|gather - scatter|).
+  const double both = 2 * std::min(gather, scatter), one = std::abs(gather - scatter);
+  const double done = both / bwd_two + one / bwd_one;
+  ASSERT_LT(done, 1);
+  const double backward = both + one + bwd * (1 - done) - bwd;
+  EXPECT_GT(forward + backward, 0);
+  EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, s.model.layers * (forward + backward), 1e-12);
   // A GPU whose collectives hold no SMs hides them for free.
   s.cluster.gpu.collective_sms = 0;
   EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, 0, 1e-12);

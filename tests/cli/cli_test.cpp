@@ -79,11 +79,11 @@ TEST(Cli, Zero3CollectivesPerTensorExposeWhatPerLayerPrefetchHides) {
     return nlohmann::json::parse(r.output)["breakdown"][key].get<double>();
   };
   // 64 GPUs gather a layer faster than it computes: prefetching hides the gathers and costs only
-  // the SMs they hold (24 of an A100's 108) under the kernels beside them, which no more than
-  // 108 / 84 of the compute time bounds.
+  // the SMs they hold (24 of an A100's 108 each, two at once in backward) under the kernels beside
+  // them, which no more than 108 / 60 of the compute time bounds.
   EXPECT_GT(breakdown(layer, "fsdp_comm_s"), 0.0);
-  EXPECT_LT(breakdown(layer, "fsdp_comm_s"), (108.0 / 84 - 1) * breakdown(layer, "compute_s"));
-  EXPECT_GT(breakdown(tensor, "fsdp_comm_s"), 5 * breakdown(layer, "fsdp_comm_s"));
+  EXPECT_LT(breakdown(layer, "fsdp_comm_s"), (108.0 / 60 - 1) * breakdown(layer, "compute_s"));
+  EXPECT_GT(breakdown(tensor, "fsdp_comm_s"), 3 * breakdown(layer, "fsdp_comm_s"));
   EXPECT_EQ(stepcast(zero3 + "tensor").exit_code, 2);
 }
 

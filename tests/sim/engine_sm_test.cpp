@@ -86,11 +86,12 @@ TEST(EngineSm, CollectiveThatHoldsNoSmsSlowsNothing) {
   EXPECT_EQ(run(g).spans[kernel].end_ns, 1000);
 }
 
-// Two overlapping holders slow the kernel as one does: 0-300 one, 300-600 two, 600-900 one.
-// 900 ns at half speed do 450 ns of work; 550 remain at full speed.
-TEST(EngineSm, SecondHolderAtOnceSlowsNothingFurther) {
+// Each holder keeps its own SMs: the kernel takes 2x beside one and 4x beside two. 0-300 one
+// holder (150 ns of work), 300-600 two (75), 600-900 one (150); the other 625 at full speed.
+TEST(EngineSm, SecondHolderAtOnceSlowsTheKernelFurther) {
   ExecGraph g;
   const TaskId kernel = add_kernel(g, 0, "fwd");
+  g.mutable_task(kernel).beside_two_collectives_slowdown = 4;
   add_holder(g, 0, 600);
   const TaskId wait = g.add_task({.kind = TaskKind::kHost, .rank = 0, .stream = 2, .duration_ns = 300}, "host");
   const TaskId second = g.add_task({.kind = TaskKind::kCollective, .holds_sms = true, .rank = 0, .stream = 3,
@@ -101,7 +102,20 @@ TEST(EngineSm, SecondHolderAtOnceSlowsNothingFurther) {
   g.finalize();
   const Timeline t = run(g);
   expect_span(t, second, 300, 900);
-  expect_span(t, kernel, 0, 1450);
+  expect_span(t, kernel, 0, 1525);
+}
+
+// Without a slowdown of its own beside two, a kernel takes the one beside one.
+TEST(EngineSm, KernelWithoutATwoCollectiveSlowdownKeepsTheOneCollectiveRate) {
+  ExecGraph g;
+  const TaskId kernel = add_kernel(g, 0, "fwd");
+  add_holder(g, 0, 5000);
+  const TaskId second = g.add_task({.kind = TaskKind::kCollective, .holds_sms = true, .rank = 0, .stream = 3,
+                                    .duration_ns = 5000},
+                                   "reduce_scatter");
+  g.add_collective({second}, 5000);
+  g.finalize();
+  EXPECT_EQ(run(g).spans[kernel].end_ns, 2000);
 }
 
 // The first kernel runs wholly beside the collective (0-2,000); the second starts slowed, does

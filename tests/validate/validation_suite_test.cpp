@@ -43,10 +43,12 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      // them, as are the four below.
                      {"Llama3Herd2024_Table4", 0.050},
                      // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.45},
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.20},
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.31}});
-  EXPECT_LE(r.overall.mape, 0.31);  // 2026-11-22 (was 0.445 before Table 2's fix, 0.335 before SMs)
+                     // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
+                     // overlap in backward, each holding its own SMs.
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.275}});
+  EXPECT_LE(r.overall.mape, 0.295);  // 2026-11-22 (was 0.445 before Table 2's fix, 0.335 before SMs)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -69,11 +71,14 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.07},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
                      {"Narayanan2021_SC21_Megatron_Table2", 0.435},  // 2026-11-21, as above (was 1.19)
-                     {"Llama3Herd2024_Table4", 0.045},  // 2026-11-22, as above (0.072 before SMs)
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.45},  // as above (was 0.35)
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.205},
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.31}});
-  EXPECT_LE(r.overall.mape, 0.305);  // 2026-11-22, as above (was 0.442)
+                     // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
+                     // once took no further SMs: the parameter gathers beside the gradient buckets
+                     // now slow row 3's stages more, +0.4% to -1.4%).
+                     {"Llama3Herd2024_Table4", 0.05},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},  // as above (was 0.35)
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.185},
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.28}});
+  EXPECT_LE(r.overall.mape, 0.295);  // 2026-11-22, as above (was 0.442)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

@@ -74,25 +74,34 @@ TEST(SmShare, GemmWhoseTilesFitTheSmsACollectiveLeavesRunsAtFullSpeedBesideIt) {
   const spec::Scenario s = a100();
   ASSERT_EQ(s.cluster.gpu.sm_count - s.cluster.gpu.collective_sms, 84);
   const Op op = gemm_of_tiles(84);
-  EXPECT_DOUBLE_EQ(op_times(op, s).beside.fwd, op_times(op, s).whole.fwd);
+  EXPECT_DOUBLE_EQ(op_times(op, s, cost::Shares::kBesideTwo).beside.fwd, op_times(op, s, cost::Shares::kBesideTwo).whole.fwd);
 }
 
 TEST(SmShare, GemmOfOneFullWaveTakesTwoWavesBesideACollective) {
   const spec::Scenario s = a100();
   const double overhead = s.cluster.gpu.kernel_overhead_s;
   const Op op = gemm_of_tiles(108);
-  const double alone = op_times(op, s).whole.fwd - overhead;
-  EXPECT_NEAR(op_times(op, s).beside.fwd - overhead, 2 * alone, 1e-12);
+  const double alone = op_times(op, s, cost::Shares::kBesideTwo).whole.fwd - overhead;
+  EXPECT_NEAR(op_times(op, s, cost::Shares::kBesideTwo).beside.fwd - overhead, 2 * alone, 1e-12);
+}
+
+TEST(SmShare, EachCollectiveHoldsItsOwnSmsSoTwoLeaveSixtyOfAnA100s108) {
+  const spec::Scenario s = a100();
+  EXPECT_DOUBLE_EQ(op_times(gemm_of_tiles(60), s, cost::Shares::kBesideTwo).beside_two.fwd, op_times(gemm_of_tiles(60), s, cost::Shares::kBesideTwo).whole.fwd);
+  const double overhead = s.cluster.gpu.kernel_overhead_s;
+  const OpTimes t = op_times(gemm_of_tiles(61), s, cost::Shares::kBesideTwo);
+  EXPECT_NEAR(t.beside_two.fwd - overhead, 2 * (t.whole.fwd - overhead), 1e-12);
+  EXPECT_DOUBLE_EQ(t.beside.fwd, t.whole.fwd);
 }
 
 TEST(SmShare, AttentionRunsAtTheRateOfTheSmsLeftAndMemoryBoundKernelsAreNotSlowed) {
   const spec::Scenario s = a100();
   const double overhead = s.cluster.gpu.kernel_overhead_s;
   const Op attention{.name = "attention", .kind = OpKind::kAttention, .flops = 1e13, .bytes = 1e6, .n = 8192};
-  const double alone = op_times(attention, s).whole.fwd - overhead;
-  EXPECT_NEAR(op_times(attention, s).beside.fwd - overhead, alone * 108 / 84, 1e-12);
+  const double alone = op_times(attention, s, cost::Shares::kBesideTwo).whole.fwd - overhead;
+  EXPECT_NEAR(op_times(attention, s, cost::Shares::kBesideTwo).beside.fwd - overhead, alone * 108 / 84, 1e-12);
   const Op norm{.name = "norm", .kind = OpKind::kMemory, .bytes = 1e9};
-  EXPECT_DOUBLE_EQ(op_times(norm, s).beside.fwd, op_times(norm, s).whole.fwd);
+  EXPECT_DOUBLE_EQ(op_times(norm, s, cost::Shares::kBesideTwo).beside.fwd, op_times(norm, s, cost::Shares::kBesideTwo).whole.fwd);
 }
 
 }  // namespace
