@@ -43,6 +43,15 @@ struct PassTimes {
   // (cost::KernelTime).
   struct Beside {
     double fwd = 0, bwd = 0, recompute = 0, attention_fwd = 0, attention_bwd = 0;
+    void add(const workload::Op& op, const workload::OpTime& t, double recompute_share) {
+      if (op.core_attention) {
+        attention_fwd += t.fwd;
+        attention_bwd += t.bwd();
+      }
+      fwd += t.fwd;
+      bwd += t.bwd();
+      recompute += t.fwd * recompute_share;
+    }
   } beside, beside_two;
 };
 
@@ -57,22 +66,14 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
       t.attention_bwd += o.bwd();
-      t.beside.attention_fwd += c.fwd;
-      t.beside.attention_bwd += c.bwd();
-      t.beside_two.attention_fwd += c2.fwd;
-      t.beside_two.attention_bwd += c2.bwd();
     }
     t.fwd += o.fwd;
     t.bwd += o.bwd();
-    t.beside.fwd += c.fwd;
-    t.beside.bwd += c.bwd();
-    t.beside_two.fwd += c2.fwd;
-    t.beside_two.bwd += c2.bwd();
     t.wgrad += o.bwd_weight;
     const double share = workload::recompute_share(op, s.strategy.recompute);
     t.recompute += o.fwd * share;
-    t.beside.recompute += c.fwd * share;
-    t.beside_two.recompute += c2.fwd * share;
+    t.beside.add(op, c, share);
+    t.beside_two.add(op, c2, share);
     t.host_fwd += o.host_fwd;
     t.host_bwd += o.host_bwd();
     if (share > 0) t.host_recompute += o.host_fwd;

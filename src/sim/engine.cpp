@@ -401,20 +401,21 @@ Timeline simulate(const ExecGraph& g) {
   std::vector<std::uint32_t> link_ids;  // scratch for the links of a starting collective
   constexpr bool any_holder = kShareSms;
   SmSharing sms(events, any_holder ? g.ranks() : 0);
-  std::vector<std::uint8_t> holding(any_holder ? n : 0, 0);  // running tasks counted as holders
 
   // A task that holds SMs counts from its start to its end; one that lasts no time never counts.
-  auto hold = [&](TaskId id, Time duration, Time now) {
-    if (any_holder && duration > 0 && g.task(id).holds_sms) {
-      holding[id] = 1;
-      sms.holder_started(g.task(id).rank, now);
-    }
+  auto holds = [&](TaskId id) {
+    const Task& t = g.task(id);
+    const Time duration = t.collective == graph::kNoCollective ? t.duration_ns : collectives[t.collective].duration_ns;
+    return t.holds_sms && duration > 0;
+  };
+  auto hold = [&](TaskId id, Time now) {
+    if (any_holder && holds(id)) sms.holder_started(g.task(id).rank, now);
   };
   auto schedule = [&](TaskId id, Time start, Time duration) {
     state[id] = State::kRunning;
     timeline.spans[id] = {start, start + duration};
     events.push(EventQueue::Kind::kTask, start + duration, id);
-    hold(id, duration, start);
+    hold(id, start);
   };
   // The end time of a transfer or a shared kernel is known only when it ends, so its span gets
   // its end then.
@@ -431,7 +432,7 @@ Timeline simulate(const ExecGraph& g) {
       sms.start(id, t.rank, t.duration_ns, t.beside_collective_slowdown, t.beside_two_collectives_slowdown, now);
       return;
     }
-    hold(id, t.duration_ns, now);
+    hold(id, now);
     links.start(id, t.duration_ns, std::span(&t.link, 1), now);
   };
   auto on_ready = [&](TaskId id, Time now) {
@@ -456,7 +457,7 @@ Timeline simulate(const ExecGraph& g) {
     }
     for (TaskId m : c.members) {
       begin(m, now);
-      hold(m, c.duration_ns, now);
+      hold(m, now);
     }
     links.start(c.members.front(), c.duration_ns, link_ids, now);
   };
@@ -465,7 +466,7 @@ Timeline simulate(const ExecGraph& g) {
   auto finish = [&](TaskId id, Time now) {
     state[id] = State::kEnded;
     ++ended;
-    if (any_holder && holding[id]) sms.holder_ended(g.task(id).rank, now);
+    if (any_holder && holds(id)) sms.holder_ended(g.task(id).rank, now);
     for (TaskId s : g.successors(id)) {
       if (--remaining[s] == 0) on_ready(s, now);
     }
