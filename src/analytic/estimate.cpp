@@ -57,8 +57,9 @@ struct PassTimes {
 
 PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
   PassTimes t;
+  const workload::Overlap overlap = workload::layer_overlap(s, shares);
   for (const Op& op : ops) {
-    const auto [o, c, c2] = workload::op_times(op, s, shares);
+    const auto [o, c, c2] = workload::op_times(op, s, overlap);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
       t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd()};

@@ -121,6 +121,8 @@ double bus_bandwidth_Bps(GroupLayout g, const spec::ClusterSpec& c) {
   return bottleneck_Bps(span_of(g, c, false));
 }
 
+double collective_hbm_Bps(GroupLayout g, const spec::ClusterSpec& c) { return 2 * bus_bandwidth_Bps(g, c); }
+
 double collective_time_s(CollectiveKind kind, double bytes, GroupLayout g,
                          const spec::ClusterSpec& c) {
   STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");

@@ -49,6 +49,13 @@ double collective_time_s(CollectiveKind kind, double bytes, GroupLayout group,
 /// at large sizes, before the local pass and latency. 0 for a group of one. Same REQUIRES.
 double bus_bandwidth_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
 
+/// HBM bandwidth (bytes/s) a bandwidth-bound collective over `group` takes on each member while it
+/// runs: every byte a rank receives is written to its HBM and every byte it sends is read from
+/// it, at the ring's bus bandwidth each way (a ring rank sends as much as it receives). A lower
+/// bound: NCCL's staging buffers and reductions touch some bytes again. 0 for a group of one.
+/// Same REQUIRES.
+double collective_hbm_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
+
 /// The measured constants of the model, exposed so that tests can re-derive them from the
 /// nccl-tests tables and check they agree (tests/cost/collective_test.cpp).
 struct CollectiveCalibration {

@@ -34,8 +34,9 @@ double clock_factor(const spec::GpuSpec& gpu) {
   return std::cbrt(limit / gpu.tdp_w);
 }
 
-double memory_time_s(double bytes, const spec::GpuSpec& gpu) {
-  return bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency) + gpu.kernel_overhead_s;
+double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps) {
+  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
+  return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
 }
 
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,

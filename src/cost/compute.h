@@ -13,7 +13,8 @@
 //
 // Beside a collective: an NCCL kernel holds one SM per channel for as long as it runs, so a GEMM
 // or attention kernel overlapped with it runs on the SMs left (GEMM tiles in more waves, attention
-// at the rate of fewer SMs). Bandwidth-bound kernels are taken to need fewer SMs than remain.
+// at the rate of fewer SMs). Bandwidth-bound kernels are taken to need fewer SMs than remain, but
+// share HBM with the collective: they stream at the bandwidth it leaves them.
 #pragma once
 
 #include "spec/gpu_spec.h"
@@ -51,8 +52,11 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
 /// positions, moving `bytes`.
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares);
 
-/// Seconds for a bandwidth-bound kernel moving `bytes`.
-double memory_time_s(double bytes, const spec::GpuSpec& gpu);
+/// Seconds for a bandwidth-bound kernel moving `bytes` while collectives beside it take
+/// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and
+/// collectives together ask for more than the achievable bandwidth, the two share it and the
+/// kernel keeps at least half.
+double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps = 0);
 
 /// Sustained-clock factor (<= 1) of a GPU capped below its TDP. Dynamic power grows about as
 /// f * V^2 and voltage with frequency in the DVFS range, so f ~ P^(1/3).

@@ -59,12 +59,13 @@ std::string_view category_name(Category category);
 
 struct Task {
   TaskKind kind = TaskKind::kCompute;
-  // A communication kernel that holds some SMs of its rank while it runs (NCCL's: one per channel).
+  // A communication kernel that holds some SMs of its rank while it runs (NCCL's: one per channel)
+  // and streams through its HBM.
   bool holds_sms = false;
   std::uint32_t rank = 0;
   std::uint16_t stream = 0;        // streams are per rank: 0 compute, 1 communication, ...
-  // How many times longer a kernel takes while one such kernel runs on its rank, on the SMs left
-  // (cost::KernelTime); 1: never slowed (sim/engine.h). Floats fill padding: a task stays 72 bytes.
+  // How many times longer a kernel takes while one such kernel runs on its rank, on the SMs and
+  // HBM bandwidth left (cost::KernelTime, cost::memory_time_s); 1: never slowed (sim/engine.h). Floats fill padding: a task stays 72 bytes.
   float beside_collective_slowdown = 1;
   std::int64_t duration_ns = 0;    // REQUIRES: >= 0
   std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv

@@ -34,8 +34,9 @@ struct PricedLayer {
 
 PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
   PricedLayer p{ops, {}, {}, {}};
+  const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const OpTimes t = op_times(ops[i], s, cost::Shares::kBesideTwo);
+    const OpTimes t = op_times(ops[i], s, overlap);
     p.times[i] = t.whole;
     p.beside[i] = t.beside;
     p.beside_two[i] = t.beside_two;

@@ -59,7 +59,15 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
 
 double host_launch_s(const spec::Scenario& s, double kernels) { return kernels * s.strategy.host_dispatch_s; }
 
-OpTimes op_times(const Op& op, const spec::Scenario& s, cost::Shares shares) {
+Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
+  if (shares == cost::Shares::kWhole) return {};
+  GroupShape group = gradient_group(s.strategy);
+  if (group.size <= 1) group = group_of(s.strategy, Axis::kCp);
+  return {shares, cost::collective_hbm_Bps({group.size, group.stride}, s.cluster)};
+}
+
+OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
+  const cost::Shares shares = overlap.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
   OpTime t;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
@@ -77,11 +85,18 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, cost::Shares shares) {
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
   t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) t.host_bwd_input += host_launch_s(s, 2);
-  // Bandwidth-bound kernels take as long beside a collective (cost/compute.h).
+  // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
+  // (cost/compute.h).
   if (op.kind == OpKind::kMemory) {
-    t.fwd = cost::memory_time_s(op.bytes, gpu);
-    t.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu) : 0;
-    return {t, t, t};
+    const auto price = [&](double hbm_taken_Bps) {
+      OpTime p = t;
+      p.fwd = cost::memory_time_s(op.bytes, gpu, hbm_taken_Bps);
+      p.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu, hbm_taken_Bps) : 0;
+      return p;
+    };
+    const OpTime whole = price(0);
+    const OpTime beside = shares >= cost::Shares::kBesideOne ? price(overlap.hbm_taken_Bps) : whole;
+    return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
   }
   OpTimes out{t, t, t};
   OpTime* const priced[] = {&out.whole, &out.beside, &out.beside_two};

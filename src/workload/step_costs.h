@@ -2,7 +2,7 @@
 // closed-form estimate (analytic/) and the ExecGraph builder (workload/build.h) both take their
 // times from here, so the two engines price every operator and transfer the same way.
 //
-//   const workload::OpTime t = workload::op_times(op, scenario, cost::Shares::kWhole).whole;
+//   const workload::OpTime t = workload::op_times(op, scenario, {}).whole;
 //   const double ar = workload::tp_collective_s(scenario, cost::CollectiveKind::kAllReduce);
 //
 // Units: seconds per micro-batch on one GPU unless a function says otherwise.
@@ -34,9 +34,22 @@ struct OpTimes {
   OpTime whole, beside, beside_two;
 };
 
+/// What a layer's kernels may run beside: the shares of cost::KernelTime to price, and the HBM
+/// bandwidth the collectives beside them take (cost::collective_hbm_Bps). Two collectives at once
+/// share their link, so together they take what one takes alone.
+struct Overlap {
+  cost::Shares shares = cost::Shares::kWhole;
+  double hbm_taken_Bps = 0;
+};
+
+/// The overlap of `shares` for `s`'s layers. The collectives that overlap kernels and hold SMs
+/// run on the data-parallel (gradient) group, or with a data-parallel degree of 1 on the
+/// context-parallel ring; their HBM use is that group's.
+Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
+
 /// Forward and backward time of one operator for one micro-batch, on the GPU and on the host;
 /// the shares not asked for are left at `whole` (cost::Shares).
-OpTimes op_times(const Op& op, const spec::Scenario& s, cost::Shares shares);
+OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap);
 
 /// Host seconds to launch `kernels` kernels (a collective is one).
 double host_launch_s(const spec::Scenario& s, double kernels);

@@ -44,9 +44,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"Llama3Herd2024_Table4", 0.050},
                      // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
                      // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
-                     // overlap in backward, each holding its own SMs.
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
+                     // overlap in backward, each holding its own SMs; the two torchtitan ones again
+                     // once memory-bound kernels share HBM with the collectives beside them.
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.44},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.275}});
   EXPECT_LE(r.overall.mape, 0.295);  // 2026-11-22 (was 0.445 before Table 2's fix, 0.335 before SMs)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
@@ -75,10 +76,11 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      // once took no further SMs: the parameter gathers beside the gradient buckets
                      // now slow row 3's stages more, +0.4% to -1.4%).
                      {"Llama3Herd2024_Table4", 0.05},
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},  // as above (was 0.35)
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.185},
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.28}});
-  EXPECT_LE(r.overall.mape, 0.295);  // 2026-11-22, as above (was 0.442)
+                     // 2026-11-22, as above, and lower with HBM shared with collectives (was 0.35).
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.44},
+                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.275}});
+  EXPECT_LE(r.overall.mape, 0.29);  // 2026-11-22, as above (was 0.442)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

@@ -124,6 +124,27 @@ TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopies
   }
 }
 
+TEST(Build, MemoryBoundKernelsBesideCollectivesAreSlowedByTheHbmTheyTakeWhereNoSmsAreHeld) {
+  // B200: no published channel count, so its collectives hold no SMs (data/gpus/b200.yaml), yet
+  // they still read and write HBM: the norms slow beside them, the GEMMs do not.
+  const graph::ExecGraph g = build(scenario("llama3.1-8b", "dgx-b200", {.gpus = 8, .tp = 1, .zero = 3, .global_batch = 8}));
+  bool norm_slowed = false;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& t = g.task(id);
+    if (t.kind != graph::TaskKind::kCompute || t.category != graph::Category::kCompute) continue;
+    const std::string name(g.name(id));
+    if (name.starts_with("mlp_up.")) {
+      EXPECT_EQ(t.beside_collective_slowdown, 1) << name;
+    }
+    if (name.starts_with("attention_norm.")) {
+      EXPECT_GT(t.beside_collective_slowdown, 1) << name;
+      EXPECT_EQ(t.beside_two_collectives_slowdown, t.beside_collective_slowdown) << name;
+      norm_slowed = true;
+    }
+  }
+  EXPECT_TRUE(norm_slowed);
+}
+
 TEST(Build, TheFullestStageSetsTheSteadyStateWhereTheEdgeStagesHoldFewerLayers) {
   // Llama 3.1 405B's 126 layers on 16 stages: 7 on the first and the last (beside the embedding
   // and the head), 8 on the others. The middle stages set the pace, not 126/16 layers plus the head;

@@ -68,11 +68,11 @@ TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
   s.strategy.attention = spec::AttentionKernel::kUnfused;
   const Op scores = find(layer_ops(s, false), "attention_scores");
   EXPECT_GT(scores.grad_scale_bytes, 0);
-  const OpTime scaled = op_times(scores, s, cost::Shares::kBesideTwo).whole;
+  const OpTime scaled = op_times(scores, s, Overlap{}).whole;
   Op plain = scores;
   plain.grad_scale_bytes = 0;
-  EXPECT_DOUBLE_EQ(scaled.host_bwd_input - op_times(plain, s, cost::Shares::kBesideTwo).whole.host_bwd_input, 2 * s.strategy.host_dispatch_s);
-  EXPECT_GT(scaled.bwd_input, op_times(plain, s, cost::Shares::kBesideTwo).whole.bwd_input);
+  EXPECT_DOUBLE_EQ(scaled.host_bwd_input - op_times(plain, s, Overlap{}).whole.host_bwd_input, 2 * s.strategy.host_dispatch_s);
+  EXPECT_GT(scaled.bwd_input, op_times(plain, s, Overlap{}).whole.bwd_input);
 }
 
 TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTimes) {

@@ -70,38 +70,73 @@ spec::Scenario a100() {
   return s;
 }
 
+// Both shares priced, collectives taking SMs but no HBM bandwidth.
+constexpr Overlap kSmsOnly{cost::Shares::kBesideTwo, 0};
+
 TEST(SmShare, GemmWhoseTilesFitTheSmsACollectiveLeavesRunsAtFullSpeedBesideIt) {
   const spec::Scenario s = a100();
   ASSERT_EQ(s.cluster.gpu.sm_count - s.cluster.gpu.collective_sms, 84);
   const Op op = gemm_of_tiles(84);
-  EXPECT_DOUBLE_EQ(op_times(op, s, cost::Shares::kBesideTwo).beside.fwd, op_times(op, s, cost::Shares::kBesideTwo).whole.fwd);
+  EXPECT_DOUBLE_EQ(op_times(op, s, kSmsOnly).beside.fwd, op_times(op, s, kSmsOnly).whole.fwd);
 }
 
 TEST(SmShare, GemmOfOneFullWaveTakesTwoWavesBesideACollective) {
   const spec::Scenario s = a100();
   const double overhead = s.cluster.gpu.kernel_overhead_s;
   const Op op = gemm_of_tiles(108);
-  const double alone = op_times(op, s, cost::Shares::kBesideTwo).whole.fwd - overhead;
-  EXPECT_NEAR(op_times(op, s, cost::Shares::kBesideTwo).beside.fwd - overhead, 2 * alone, 1e-12);
+  const double alone = op_times(op, s, kSmsOnly).whole.fwd - overhead;
+  EXPECT_NEAR(op_times(op, s, kSmsOnly).beside.fwd - overhead, 2 * alone, 1e-12);
 }
 
 TEST(SmShare, EachCollectiveHoldsItsOwnSmsSoTwoLeaveSixtyOfAnA100s108) {
   const spec::Scenario s = a100();
-  EXPECT_DOUBLE_EQ(op_times(gemm_of_tiles(60), s, cost::Shares::kBesideTwo).beside_two.fwd, op_times(gemm_of_tiles(60), s, cost::Shares::kBesideTwo).whole.fwd);
+  EXPECT_DOUBLE_EQ(op_times(gemm_of_tiles(60), s, kSmsOnly).beside_two.fwd, op_times(gemm_of_tiles(60), s, kSmsOnly).whole.fwd);
   const double overhead = s.cluster.gpu.kernel_overhead_s;
-  const OpTimes t = op_times(gemm_of_tiles(61), s, cost::Shares::kBesideTwo);
+  const OpTimes t = op_times(gemm_of_tiles(61), s, kSmsOnly);
   EXPECT_NEAR(t.beside_two.fwd - overhead, 2 * (t.whole.fwd - overhead), 1e-12);
   EXPECT_DOUBLE_EQ(t.beside.fwd, t.whole.fwd);
 }
 
-TEST(SmShare, AttentionRunsAtTheRateOfTheSmsLeftAndMemoryBoundKernelsAreNotSlowed) {
+TEST(SmShare, AttentionRunsAtTheRateOfTheSmsLeftAndMemoryBoundKernelsAreNotSlowedByTheSms) {
   const spec::Scenario s = a100();
   const double overhead = s.cluster.gpu.kernel_overhead_s;
   const Op attention{.name = "attention", .kind = OpKind::kAttention, .flops = 1e13, .bytes = 1e6, .n = 8192};
-  const double alone = op_times(attention, s, cost::Shares::kBesideTwo).whole.fwd - overhead;
-  EXPECT_NEAR(op_times(attention, s, cost::Shares::kBesideTwo).beside.fwd - overhead, alone * 108 / 84, 1e-12);
+  const double alone = op_times(attention, s, kSmsOnly).whole.fwd - overhead;
+  EXPECT_NEAR(op_times(attention, s, kSmsOnly).beside.fwd - overhead, alone * 108 / 84, 1e-12);
   const Op norm{.name = "norm", .kind = OpKind::kMemory, .bytes = 1e9};
-  EXPECT_DOUBLE_EQ(op_times(norm, s, cost::Shares::kBesideTwo).beside.fwd, op_times(norm, s, cost::Shares::kBesideTwo).whole.fwd);
+  EXPECT_DOUBLE_EQ(op_times(norm, s, kSmsOnly).beside.fwd, op_times(norm, s, kSmsOnly).whole.fwd);
+}
+
+TEST(HbmShare, MemoryBoundKernelsBesideAnNvlinkCollectiveStreamAtTheHbmBandwidthItLeaves) {
+  // Data parallelism over one DGX A100's 8 GPUs: the ring's bus bandwidth is NVLink's achieved
+  // 273.851 GB/s, and a collective reads what it sends and writes what it receives at that rate.
+  spec::Scenario s = a100();
+  s.model = spec::model_preset("llama2-7b");
+  s.gpus = 8;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = 8;
+  s.strategy.seq_len = 4096;
+  s = spec::complete_and_validate(s);
+  const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
+  EXPECT_NEAR(overlap.hbm_taken_Bps, 2 * 273.851e9, 1e3);
+  // A100 80GB: 2.039 TB/s at STREAM's 86.3% leaves 1.759657 - 0.547702 TB/s to the kernel.
+  const Op norm{.name = "norm", .kind = OpKind::kMemory, .bytes = 1e9, .bwd_bytes = 2};
+  const OpTimes t = op_times(norm, s, overlap);
+  const double overhead = s.cluster.gpu.kernel_overhead_s;
+  EXPECT_NEAR(t.whole.fwd - overhead, 1e9 / 1.759657e12, 1e-9);
+  EXPECT_NEAR(t.beside.fwd - overhead, 1e9 / 1.211955e12, 1e-9);
+  EXPECT_NEAR(t.beside.bwd_input - overhead, 2e9 / 1.211955e12, 1e-9);
+  // Two collectives at once share the link, and so move what one does alone.
+  EXPECT_DOUBLE_EQ(t.beside_two.fwd, t.beside.fwd);
+  // Where nothing overlaps (the head and embedding), memory-bound kernels run alone.
+  EXPECT_DOUBLE_EQ(op_times(norm, s, layer_overlap(s, cost::Shares::kWhole)).beside.fwd, t.whole.fwd);
+}
+
+TEST(HbmShare, AKernelAskedToShareMoreThanTheHbmDeliversKeepsHalfOfIt) {
+  const spec::GpuSpec gpu = spec::cluster_preset("dgx-a100-80g").gpu;
+  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
+  EXPECT_DOUBLE_EQ(cost::memory_time_s(1e9, gpu, 3 * achievable), 2e9 / achievable + gpu.kernel_overhead_s);
+  EXPECT_DOUBLE_EQ(cost::memory_time_s(1e9, gpu, 0), 1e9 / achievable + gpu.kernel_overhead_s);
 }
 
 }  // namespace
