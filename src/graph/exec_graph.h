@@ -65,7 +65,8 @@ struct Task {
   std::uint32_t rank = 0;
   std::uint16_t stream = 0;        // streams are per rank: 0 compute, 1 communication, ...
   // How many times longer a kernel takes while one such kernel runs on its rank, on the SMs and
-  // HBM bandwidth left (cost::KernelTime, cost::memory_time_s); 1: never slowed (sim/engine.h). Floats fill padding: a task stays 72 bytes.
+  // HBM bandwidth left (cost::KernelTime, cost::memory_time_s); 1: never slowed (sim/engine.h).
+  // Floats fill padding: a task stays 72 bytes.
   float beside_collective_slowdown = 1;
   std::int64_t duration_ns = 0;    // REQUIRES: >= 0
   std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv
