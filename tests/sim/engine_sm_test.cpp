@@ -13,7 +13,7 @@ using graph::ExecGraph;
 using graph::TaskId;
 using graph::TaskKind;
 
-constexpr std::uint16_t kCompute = 0, kComm = 1;
+constexpr std::uint16_t kCompute = 0, kComm = 1, kSecondComm = 3;
 
 // A kernel of 1,000 ns alone and 2,000 ns beside a collective: half speed while one runs.
 TaskId add_kernel(ExecGraph& g, std::uint32_t rank, const std::string& name) {
@@ -22,11 +22,12 @@ TaskId add_kernel(ExecGraph& g, std::uint32_t rank, const std::string& name) {
                     name);
 }
 
-// A one-member collective on the communication stream that holds SMs for `duration_ns`.
-TaskId add_holder(ExecGraph& g, std::uint32_t rank, std::int64_t duration_ns, bool holds_sms = true) {
-  const TaskId id = g.add_task({.kind = TaskKind::kCollective, .holds_sms = holds_sms, .rank = rank, .stream = kComm,
+// A one-member collective on `stream` that holds SMs for `duration_ns`.
+TaskId add_holder(ExecGraph& g, std::uint32_t rank, std::int64_t duration_ns, std::uint16_t stream = kComm,
+                  bool holds_sms = true) {
+  const TaskId id = g.add_task({.kind = TaskKind::kCollective, .holds_sms = holds_sms, .rank = rank, .stream = stream,
                                 .duration_ns = duration_ns},
-                               "all_gather");
+                               "collective");
   g.add_collective({id}, duration_ns);
   return id;
 }
@@ -81,7 +82,7 @@ TEST(EngineSm, CollectiveOnAnotherRankSlowsNothing) {
 TEST(EngineSm, CollectiveThatHoldsNoSmsSlowsNothing) {
   ExecGraph g;
   const TaskId kernel = add_kernel(g, 0, "fwd");
-  add_holder(g, 0, 500, false);
+  add_holder(g, 0, 500, kComm, false);
   g.finalize();
   EXPECT_EQ(run(g).spans[kernel].end_ns, 1000);
 }
@@ -94,10 +95,7 @@ TEST(EngineSm, SecondHolderAtOnceSlowsTheKernelFurther) {
   g.mutable_task(kernel).beside_two_collectives_slowdown = 4;
   add_holder(g, 0, 600);
   const TaskId wait = g.add_task({.kind = TaskKind::kHost, .rank = 0, .stream = 2, .duration_ns = 300}, "host");
-  const TaskId second = g.add_task({.kind = TaskKind::kCollective, .holds_sms = true, .rank = 0, .stream = 3,
-                                    .duration_ns = 600},
-                                   "reduce_scatter");
-  g.add_collective({second}, 600);
+  const TaskId second = add_holder(g, 0, 600, kSecondComm);
   g.add_edge(wait, second);
   g.finalize();
   const Timeline t = run(g);
@@ -110,10 +108,7 @@ TEST(EngineSm, KernelWithoutATwoCollectiveSlowdownKeepsTheOneCollectiveRate) {
   ExecGraph g;
   const TaskId kernel = add_kernel(g, 0, "fwd");
   add_holder(g, 0, 5000);
-  const TaskId second = g.add_task({.kind = TaskKind::kCollective, .holds_sms = true, .rank = 0, .stream = 3,
-                                    .duration_ns = 5000},
-                                   "reduce_scatter");
-  g.add_collective({second}, 5000);
+  add_holder(g, 0, 5000, kSecondComm);
   g.finalize();
   EXPECT_EQ(run(g).spans[kernel].end_ns, 2000);
 }
