@@ -73,17 +73,18 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     t.wgrad += o.bwd_weight;
     const double share = workload::recompute_share(op, s.strategy.recompute);
     t.recompute += o.fwd * share;
-    t.beside.add(op, c, share);
-    t.beside_two.add(op, c2, share);
+    if (shares >= cost::Shares::kBesideOne) t.beside.add(op, c, share);
+    if (shares >= cost::Shares::kBesideTwo) t.beside_two.add(op, c2, share);
     t.host_fwd += o.host_fwd;
     t.host_bwd += o.host_bwd();
     if (share > 0) t.host_recompute += o.host_fwd;
   }
   // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
-  t.recompute *= workload::recomputed_layer_fraction(s.strategy);
-  t.beside.recompute *= workload::recomputed_layer_fraction(s.strategy);
-  t.beside_two.recompute *= workload::recomputed_layer_fraction(s.strategy);
-  t.host_recompute *= workload::recomputed_layer_fraction(s.strategy);
+  const double recomputed = workload::recomputed_layer_fraction(s.strategy);
+  t.recompute *= recomputed;
+  t.beside.recompute *= recomputed;
+  t.beside_two.recompute *= recomputed;
+  t.host_recompute *= recomputed;
   return t;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
 namespace stepcast::cost {
 namespace {
@@ -19,6 +21,46 @@ constexpr double kAttentionHalfKeys = 384;
 double tiles(const GemmShape& g) {
   return std::min(std::ceil(g.m / kTileM) * std::ceil(g.n / kTileN), std::ceil(g.m / kTileN) * std::ceil(g.n / kTileM)) *
          g.instances;
+}
+
+// Where x lies among the grid's sizes: cell [i, i + 1] and the weight of i + 1, linear in x,
+// clamped to the grid's ends.
+struct GridPosition {
+  std::size_t i = 0;
+  double weight = 0;
+};
+GridPosition locate(const std::vector<double>& sizes, double x) {
+  const std::size_t last = sizes.size() - 1;
+  if (x <= sizes[0]) return {0, 0};
+  if (x >= sizes[last]) return {last - 1, 1};
+  std::size_t i = 0;
+  while (x >= sizes[i + 1]) ++i;
+  return {i, (x - sizes[i]) / (sizes[i + 1] - sizes[i])};
+}
+
+double lerp(double a, double b, double weight) { return a + weight * (b - a); }
+
+// One GEMM dimension on the GPU's measured grid: its size, at least the grid's smallest (a kernel
+// that small is bound by its fixed costs, not its FLOPs, and costs what the smallest does), and
+// where it lies (above the grid, at the largest size's efficiency).
+struct GridDim {
+  double size = 0;
+  GridPosition at;
+};
+GridDim grid_dim(const spec::GpuSpec::GemmGrid& grid, double x) { return {std::max(x, grid.sizes[0]), locate(grid.sizes, x)}; }
+
+// Seconds of a BF16 GEMM of m x n outputs reduced over k on every SM, from the GPU's measured grid
+// (GpuSpec::GemmGrid) at `peak_flops` (the BF16 peak at the sustained clock): the efficiency
+// interpolated trilinearly at the shape.
+double measured_gemm_s(const spec::GpuSpec::GemmGrid& grid, GridDim m, GridDim n, GridDim k, double peak_flops) {
+  const std::size_t s = grid.sizes.size();
+  const auto along_k = [&](std::size_t im, std::size_t in) {
+    const double* row = &grid.efficiency[(im * s + in) * s + k.at.i];
+    return lerp(row[0], row[1], k.at.weight);
+  };
+  const auto along_n = [&](std::size_t im) { return lerp(along_k(im, n.at.i), along_k(im, n.at.i + 1), n.at.weight); };
+  const double efficiency = lerp(along_n(m.at.i), along_n(m.at.i + 1), m.at.weight);
+  return 2 * m.size * n.size * k.size / (peak_flops * efficiency);
 }
 
 // SMs a compute kernel has beside `collectives` collectives (at least one).
@@ -52,20 +94,42 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
   const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
-  const auto time = [&](const GemmShape& g) -> KernelTime {
+  const bool measured = !use_fp8 && !gpu.gemm_grid.sizes.empty();
+  // The three GEMMs are the forward's dimensions in other orders, so each is placed on the grid
+  // once. A batch's instances run as one GEMM that many times taller (one kernel, the same tiles).
+  const auto time = [&](const GemmShape& g, double measured_s) -> KernelTime {
     const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
     if (gpu.sm_count <= 0) {
-      const double t = seconds(2 * g.m * g.n * g.k * g.instances);
+      const double t = measured ? std::max(measured_s, traffic) : seconds(2 * g.m * g.n * g.k * g.instances);
       return {t, t, t};
     }
-    const double n = tiles(g), wave_flops = gpu.sm_count * kTileM * kTileN * 2 * g.k;
+    const double n = tiles(g), waves = std::ceil(n / gpu.sm_count);
     KernelTime k;
-    k.whole = k.beside = k.beside_two = seconds(std::ceil(n / gpu.sm_count) * wave_flops);
+    if (measured) {
+      // The measured time already holds the kernel's fixed costs; beside collectives its tiles
+      // take the waves of the SMs left, each as long as one of its own waves.
+      const double whole = std::max(measured_s, traffic);
+      k.whole = k.beside = k.beside_two = whole;
+      if (shares >= Shares::kBesideOne) k.beside = whole * std::ceil(n / one) / waves;
+      if (shares >= Shares::kBesideTwo) k.beside_two = whole * std::ceil(n / two) / waves;
+      return k;
+    }
+    const double wave_flops = gpu.sm_count * kTileM * kTileN * 2 * g.k;
+    k.whole = k.beside = k.beside_two = seconds(waves * wave_flops);
     if (shares >= Shares::kBesideOne) k.beside = seconds(std::ceil(n / one) * wave_flops);
     if (shares >= Shares::kBesideTwo) k.beside_two = seconds(std::ceil(n / two) * wave_flops);
     return k;
   };
-  return {time(fwd), time({fwd.m, fwd.k, fwd.n, fwd.instances}), time({fwd.k, fwd.n, fwd.m, fwd.instances})};
+  const GemmShape input_grad{fwd.m, fwd.k, fwd.n, fwd.instances}, weight_grad{fwd.k, fwd.n, fwd.m, fwd.instances};
+  if (!measured) return {time(fwd, 0), time(input_grad, 0), time(weight_grad, 0)};
+  const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
+  const double peak_flops = gpu.peak_bf16_flops * clock_factor(gpu);
+  const bool batched = fwd.instances != 1;
+  const GridDim rows = grid_dim(grid, fwd.m * fwd.instances), n = grid_dim(grid, fwd.n), k = grid_dim(grid, fwd.k);
+  const GridDim k_rows = batched ? grid_dim(grid, fwd.k * fwd.instances) : k, m = batched ? grid_dim(grid, fwd.m) : rows;
+  return {time(fwd, measured_gemm_s(grid, rows, n, k, peak_flops)),
+          time(input_grad, measured_gemm_s(grid, rows, k, n, peak_flops)),
+          time(weight_grad, measured_gemm_s(grid, k_rows, n, m, peak_flops))};
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {

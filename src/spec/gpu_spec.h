@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace stepcast::spec {
 
@@ -26,6 +27,13 @@ struct GpuSpec {
   double memory_efficiency = 0;    // streaming-kernel bandwidth / hbm_bandwidth
   double attention_efficiency = 0;  // FlashAttention fwd+bwd rate at long sequences / peak_bf16
   double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
+  // Measured BF16 GEMM throughput / peak_bf16 of single GEMMs whose m, n and k each take one of
+  // `sizes` (ascending), at index (i_m * S + i_n) * S + i_k for S sizes; empty where none was
+  // measured, and the GEMM model prices BF16 GEMMs from matmul_efficiency alone.
+  struct GemmGrid {
+    std::vector<double> sizes;
+    std::vector<double> efficiency;
+  } gemm_grid;
 
   double effective_power_limit_w() const { return power_limit_w > 0 ? power_limit_w : tdp_w; }
 };

@@ -1,6 +1,7 @@
 #include "spec/scenario.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdint>
 #include <numeric>
@@ -366,6 +367,8 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.memory_efficiency", g.memory_efficiency);
   d.field("cluster.gpu.attention_efficiency", g.attention_efficiency);
   d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);
+  d.field("cluster.gpu.gemm_grid.sizes", g.gemm_grid.sizes);
+  d.field("cluster.gpu.gemm_grid.efficiency", g.gemm_grid.efficiency);
   d.field("cluster.gpus_per_node", c.gpus_per_node);
   d.field("cluster.max_gpus", c.max_gpus);
   for (size_t i = 0; i < c.levels.size(); ++i) {

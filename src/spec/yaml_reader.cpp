@@ -61,6 +61,29 @@ std::string describe(const YAML::Node& n) {
   return "nothing";
 }
 
+std::string format_number(double v) {
+  std::string s = std::to_string(v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// The plain number `n` (at `field`) within [low, high], or (low, high] when low_open.
+double number_in(const Source& src, const YAML::Node& n, const std::string& field, double low, double high,
+                 bool low_open) {
+  const std::string s = n.IsScalar() ? n.Scalar() : std::string();
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  const bool parsed = !s.empty() && ec == std::errc() && end == s.data() + s.size();
+  if (!parsed || !std::isfinite(v) || v > high || v < low || (low_open && v == low)) {
+    const std::string range = std::isinf(high) ? std::string(low_open ? "> " : ">= ") + format_number(low)
+                                               : std::string(low_open ? "in (" : "in [") + format_number(low) +
+                                                     ", " + format_number(high) + "]";
+    src.fail(n.Mark(), field, "expected a number " + range + ", got " + describe(n));
+  }
+  return v;
+}
+
 // The keys of one YAML map. Readers ask for keys by name; whatever no reader asked for is then
 // reported as unknown, with the nearest known key as a suggestion.
 class MapReader {
@@ -135,19 +158,7 @@ class MapReader {
 
   // A plain number within [low, high] (or (low, high] when low_open).
   double number(const std::string& key, double low, double high, bool low_open) {
-    const YAML::Node n = value(key);
-    const std::string s = n.IsScalar() ? n.Scalar() : std::string();
-    double v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    const bool parsed = !s.empty() && ec == std::errc() && end == s.data() + s.size();
-    if (!parsed || !std::isfinite(v) || v > high || v < low || (low_open && v == low)) {
-      const std::string range = std::isinf(high)
-                                    ? std::string(low_open ? "> " : ">= ") + format_number(low)
-                                    : std::string(low_open ? "in (" : "in [") + format_number(low) +
-                                          ", " + format_number(high) + "]";
-      src_.fail(n.Mark(), field(key), "expected a number " + range + ", got " + describe(n));
-    }
-    return v;
+    return number_in(src_, value(key), field(key), low, high, low_open);
   }
 
   double fraction(const std::string& key) { return number(key, 0, 1, true); }
@@ -216,13 +227,6 @@ class MapReader {
     YAML::Node value;
   };
 
-  static std::string format_number(double v) {
-    std::string s = std::to_string(v);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (s.back() == '.') s.pop_back();
-    return s;
-  }
-
   const Entry* find(const std::string& key) const {
     for (const Entry& e : entries_) {
       if (e.key == key) return &e;
@@ -255,6 +259,47 @@ auto read_document(std::string_view source_name, std::string_view text, Read rea
   }
 }
 
+// The list `n` at `field`, of exactly `size` entries.
+void require_list(const Source& src, const YAML::Node& n, const std::string& field, std::size_t size) {
+  if (!n.IsSequence() || n.size() != size) {
+    src.fail(n.Mark(), field,
+             "expected a list of " + std::to_string(size) + " entries, got " +
+                 (n.IsSequence() ? "a list of " + std::to_string(n.size()) : describe(n)));
+  }
+}
+
+// gemm_efficiency: {sizes: [...], bf16: [m][n][k]}, measured GEMM rates (GpuSpec::GemmGrid).
+GpuSpec::GemmGrid gemm_grid_from(MapReader r) {
+  GpuSpec::GemmGrid g;
+  const Source& src = r.source();
+  const YAML::Node sizes = r.value("sizes");
+  if (!sizes.IsSequence() || sizes.size() < 2) {
+    src.fail(sizes.Mark(), r.field("sizes"), "expected a list of at least 2 GEMM dimensions, got " + describe(sizes));
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::string field = r.field("sizes") + "[" + std::to_string(i) + "]";
+    const double low = g.sizes.empty() ? 1 : g.sizes.back();
+    const double size = number_in(src, sizes[i], field, low, std::numeric_limits<double>::infinity(), !g.sizes.empty());
+    g.sizes.push_back(size);
+  }
+  const std::size_t n = g.sizes.size();
+  const YAML::Node grid = r.value("bf16");
+  require_list(src, grid, r.field("bf16"), n);
+  for (std::size_t m = 0; m < n; ++m) {
+    const std::string at_m = r.field("bf16") + "[" + std::to_string(m) + "]";
+    require_list(src, grid[m], at_m, n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::string at_n = at_m + "[" + std::to_string(j) + "]";
+      require_list(src, grid[m][j], at_n, n);
+      for (std::size_t k = 0; k < n; ++k) {
+        g.efficiency.push_back(number_in(src, grid[m][j][k], at_n + "[" + std::to_string(k) + "]", 0, 1, true));
+      }
+    }
+  }
+  r.reject_unknown_keys();
+  return g;
+}
+
 GpuSpec gpu_from(MapReader r) {
   GpuSpec g;
   g.name = r.text("name");
@@ -278,6 +323,9 @@ GpuSpec gpu_from(MapReader r) {
   g.memory_efficiency = r.fraction("memory_efficiency");
   g.attention_efficiency = r.fraction("attention_efficiency");
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
+  if (r.has("gemm_efficiency")) {
+    g.gemm_grid = gemm_grid_from(MapReader(r.source(), r.value("gemm_efficiency"), r.field("gemm_efficiency")));
+  }
   r.reject_unknown_keys();
   return g;
 }

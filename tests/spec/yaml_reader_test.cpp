@@ -117,6 +117,15 @@ TEST(YamlReader, ReadsMoeBlockWithDefaults) {
   EXPECT_DOUBLE_EQ(m.moe.capacity_factor, 1.0);
 }
 
+TEST(YamlReader, ReadsAGemmGridInMThenNThenKOrder) {
+  const GpuSpec g = read_gpu_yaml("g.yaml", std::string(kGpu) +
+                                                "gemm_efficiency:\n  sizes: [256, 512]\n  bf16:\n"
+                                                "    - [[0.1, 0.2], [0.3, 0.4]]\n    - [[0.5, 0.6], [0.7, 0.8]]\n");
+  EXPECT_EQ(g.gemm_grid.sizes, (std::vector<double>{256, 512}));
+  EXPECT_EQ(g.gemm_grid.efficiency, (std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}));
+  EXPECT_TRUE(read_gpu_yaml("g.yaml", kGpu).gemm_grid.sizes.empty());
+}
+
 TEST(YamlReader, ReadsGpuQuantitiesInSiUnits) {
   const GpuSpec g = read_gpu_yaml("g.yaml", std::string(kGpu) + "power_limit: \"500 W\"\n");
   EXPECT_DOUBLE_EQ(g.peak_bf16_flops, 1000e12);
@@ -246,6 +255,22 @@ TEST(YamlReader, ErrorMessages) {
        "m.yaml:15:10: moe.top_k: top_k 4 exceeds the 2 experts\n"
        "    top_k: 4\n"
        "           ^"},
+      {"GEMM grid sizes out of order",
+       [] {
+         read_gpu_yaml("g.yaml", std::string(kGpu) + "gemm_efficiency:\n  sizes: [512, 256]\n  bf16: []\n");
+       },
+       "g.yaml:14:16: gemm_efficiency.sizes[1]: expected a number > 512, got \"256\"\n"
+       "    sizes: [512, 256]\n"
+       "                 ^"},
+      {"GEMM grid missing a k entry",
+       [] {
+         read_gpu_yaml("g.yaml", std::string(kGpu) +
+                                     "gemm_efficiency:\n  sizes: [256, 512]\n"
+                                     "  bf16:\n    - [[0.1, 0.2], [0.1, 0.2]]\n    - [[0.1, 0.2], [0.1]]\n");
+       },
+       "g.yaml:17:20: gemm_efficiency.bf16[1][1]: expected a list of 2 entries, got a list of 1\n"
+       "      - [[0.1, 0.2], [0.1]]\n"
+       "                     ^"},
       {"efficiency above one",
        [] {
          read_gpu_yaml("g.yaml", edit(kGpu, "memory_efficiency: 0.9", "memory_efficiency: 90"));

@@ -40,15 +40,17 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
                      // without it, the stages' real layer counts and async TP per edge GEMM;
                      // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
-                     // them, as are the four below.
-                     {"Llama3Herd2024_Table4", 0.050},
+                     // them, as are the four below. Later that day 0.052, up with BF16 GEMMs priced
+                     // from OpenXLA's measured H100 grid: large GEMMs run 2-10% faster than the tile
+                     // model's wave quantisation said, and so do the two H100 sources below.
+                     {"Llama3Herd2024_Table4", 0.052},
                      // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
                      // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
                      // overlap in backward, each holding its own SMs; the two torchtitan ones again
                      // once memory-bound kernels share HBM with the collectives beside them.
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.44},
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.441},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.275}});
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.277}});
   EXPECT_LE(r.overall.mape, 0.295);  // 2026-11-22 (was 0.445 before Table 2's fix, 0.335 before SMs)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
@@ -79,7 +81,8 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      // 2026-11-22, as above, and lower with HBM shared with collectives (was 0.35).
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.44},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.275}});
+                     // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.278}});
   EXPECT_LE(r.overall.mape, 0.29);  // 2026-11-22, as above (was 0.442)
 }
 
