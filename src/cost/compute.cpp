@@ -16,11 +16,16 @@ constexpr double kTileM = 128, kTileN = 256;
 // 384 keys (Dao 2023, FlashAttention-2, Fig. 4 and 5: A100 head dim 128, causal, 512 -> 16k).
 constexpr double kAttentionHalfKeys = 384;
 
-// Output tiles of the GEMM; the tile may lie either way round, and both orientations cover
-// kTileM x kTileN outputs per tile, so the better one has fewer tiles.
-double tiles(const GemmShape& g) {
-  return std::min(std::ceil(g.m / kTileM) * std::ceil(g.n / kTileN), std::ceil(g.m / kTileN) * std::ceil(g.n / kTileM)) *
-         g.instances;
+// Tiles of kTileM or kTileN outputs one GEMM dimension spans.
+struct TileSpan {
+  double by_m = 0, by_n = 0;
+};
+TileSpan tile_span(double x) { return {std::ceil(x / kTileM), std::ceil(x / kTileN)}; }
+
+// Output tiles of a GEMM of `rows` x `cols` outputs; the tile may lie either way round, and both
+// orientations cover kTileM x kTileN outputs per tile, so the better one has fewer tiles.
+double tiles(TileSpan rows, TileSpan cols, double instances) {
+  return std::min(rows.by_m * cols.by_n, rows.by_n * cols.by_m) * instances;
 }
 
 // Where x lies among the grid's sizes: cell [i, i + 1] and the weight of i + 1, linear in x,
@@ -97,13 +102,15 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   const bool measured = !use_fp8 && !gpu.gemm_grid.sizes.empty();
   // The three GEMMs are the forward's dimensions in other orders, so each is placed on the grid
   // once. A batch's instances run as one GEMM that many times taller (one kernel, the same tiles).
-  const auto time = [&](const GemmShape& g, double measured_s) -> KernelTime {
+  // Each GEMM's outputs span two of the forward's three dimensions.
+  const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
+  const auto time = [&](const GemmShape& g, double tile_count, double measured_s) -> KernelTime {
     const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
     if (gpu.sm_count <= 0) {
       const double t = measured ? std::max(measured_s, traffic) : seconds(2 * g.m * g.n * g.k * g.instances);
       return {t, t, t};
     }
-    const double n = tiles(g), waves = std::ceil(n / gpu.sm_count);
+    const double n = tile_count, waves = std::ceil(n / gpu.sm_count);
     KernelTime k;
     if (measured) {
       // The measured time already holds the kernel's fixed costs; beside collectives its tiles
@@ -121,15 +128,19 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
     return k;
   };
   const GemmShape input_grad{fwd.m, fwd.k, fwd.n, fwd.instances}, weight_grad{fwd.k, fwd.n, fwd.m, fwd.instances};
-  if (!measured) return {time(fwd, 0), time(input_grad, 0), time(weight_grad, 0)};
+  const double fwd_tiles = tiles(m_tiles, n_tiles, fwd.instances), input_grad_tiles = tiles(m_tiles, k_tiles, fwd.instances),
+               weight_grad_tiles = tiles(k_tiles, n_tiles, fwd.instances);
+  if (!measured) {
+    return {time(fwd, fwd_tiles, 0), time(input_grad, input_grad_tiles, 0), time(weight_grad, weight_grad_tiles, 0)};
+  }
   const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
   const double peak_flops = gpu.peak_bf16_flops * clock_factor(gpu);
   const bool batched = fwd.instances != 1;
   const GridDim rows = grid_dim(grid, fwd.m * fwd.instances), n = grid_dim(grid, fwd.n), k = grid_dim(grid, fwd.k);
   const GridDim k_rows = batched ? grid_dim(grid, fwd.k * fwd.instances) : k, m = batched ? grid_dim(grid, fwd.m) : rows;
-  return {time(fwd, measured_gemm_s(grid, rows, n, k, peak_flops)),
-          time(input_grad, measured_gemm_s(grid, rows, k, n, peak_flops)),
-          time(weight_grad, measured_gemm_s(grid, k_rows, n, m, peak_flops))};
+  return {time(fwd, fwd_tiles, measured_gemm_s(grid, rows, n, k, peak_flops)),
+          time(input_grad, input_grad_tiles, measured_gemm_s(grid, rows, k, n, peak_flops)),
+          time(weight_grad, weight_grad_tiles, measured_gemm_s(grid, k_rows, n, m, peak_flops))};
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {
