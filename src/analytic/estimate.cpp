@@ -40,7 +40,7 @@ struct PassTimes {
   double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
   double host_fwd = 0, host_bwd = 0, host_recompute = 0;  // host seconds launching the kernels
   // The same kernels beside one collective's kernel and beside two, on the SMs they leave
-  // (cost::KernelTime).
+  // (cost::KernelTime); zero where price() was not asked for them.
   struct Beside {
     double fwd = 0, bwd = 0, recompute = 0, attention_fwd = 0, attention_bwd = 0;
     void add(const workload::Op& op, const workload::OpTime& t, double recompute_share) {

@@ -100,8 +100,6 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
   const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
   const bool measured = !use_fp8 && !gpu.gemm_grid.sizes.empty();
-  // The three GEMMs are the forward's dimensions in other orders, so each is placed on the grid
-  // once. A batch's instances run as one GEMM that many times taller (one kernel, the same tiles).
   // Each GEMM's outputs span two of the forward's three dimensions.
   const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
   const auto time = [&](const GemmShape& g, double tile_count, double measured_s) -> KernelTime {
@@ -133,6 +131,9 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   if (!measured) {
     return {time(fwd, fwd_tiles, 0), time(input_grad, input_grad_tiles, 0), time(weight_grad, weight_grad_tiles, 0)};
   }
+  // The three GEMMs are the forward's dimensions in other orders, so each dimension is placed on
+  // the grid once. A batch's instances run as one GEMM that many times taller (one kernel, the
+  // same tiles).
   const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
   const double peak_flops = gpu.peak_bf16_flops * clock_factor(gpu);
   const bool batched = fwd.instances != 1;
