@@ -99,7 +99,9 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
   const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
-  const bool measured = !use_fp8 && !gpu.gemm_grid.sizes.empty();
+  // An empty GEMM launches nothing the grid measured; the tile model prices it at its traffic.
+  const bool empty = fwd.m <= 0 || fwd.n <= 0 || fwd.k <= 0 || fwd.instances <= 0;
+  const bool measured = !use_fp8 && !empty && !gpu.gemm_grid.sizes.empty();
   // Each GEMM's outputs span two of the forward's three dimensions.
   const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
   const auto time = [&](const GemmShape& g, double tile_count, double measured_s) -> KernelTime {

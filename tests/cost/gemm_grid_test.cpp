@@ -61,6 +61,12 @@ TEST(GemmGrid, AboveTheGridAGemmRunsAtTheLargestSizesEfficiency) {
   EXPECT_NEAR(gemm_s({16384, 4096, 4096}, h100()), 4 * gemm_s({4096, 4096, 4096}, h100()), 1e-15);
 }
 
+TEST(GemmGrid, AnEmptyGemmIsPricedByTheTileModel) {
+  spec::GpuSpec no_grid = h100();
+  no_grid.gemm_grid = {};
+  EXPECT_DOUBLE_EQ(gemm_s({4096, 0, 2048}, h100()), gemm_s({4096, 0, 2048}, no_grid));
+}
+
 TEST(GemmGrid, BatchedInstancesRunAsOneGemmThatManyTimesTaller) {
   EXPECT_DOUBLE_EQ(gemm_s({512, 1024, 1024, 4}, h100()), gemm_s({2048, 1024, 1024}, h100()));
 }
