@@ -282,17 +282,17 @@ GpuSpec::GemmGrid gemm_grid_from(MapReader r) {
     const double size = number_in(src, sizes[i], field, low, std::numeric_limits<double>::infinity(), !g.sizes.empty());
     g.sizes.push_back(size);
   }
-  const std::size_t n = g.sizes.size();
+  const std::size_t count = g.sizes.size();
   const YAML::Node grid = r.value("bf16");
-  require_list(src, grid, r.field("bf16"), n);
-  for (std::size_t m = 0; m < n; ++m) {
+  require_list(src, grid, r.field("bf16"), count);
+  for (std::size_t m = 0; m < count; ++m) {
     const std::string at_m = r.field("bf16") + "[" + std::to_string(m) + "]";
-    require_list(src, grid[m], at_m, n);
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::string at_n = at_m + "[" + std::to_string(j) + "]";
-      require_list(src, grid[m][j], at_n, n);
-      for (std::size_t k = 0; k < n; ++k) {
-        g.efficiency.push_back(number_in(src, grid[m][j][k], at_n + "[" + std::to_string(k) + "]", 0, 1, true));
+    require_list(src, grid[m], at_m, count);
+    for (std::size_t n = 0; n < count; ++n) {
+      const std::string at_n = at_m + "[" + std::to_string(n) + "]";
+      require_list(src, grid[m][n], at_n, count);
+      for (std::size_t k = 0; k < count; ++k) {
+        g.efficiency.push_back(number_in(src, grid[m][n][k], at_n + "[" + std::to_string(k) + "]", 0, 1, true));
       }
     }
   }
