@@ -92,7 +92,8 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   const double peak = use_fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
                                                                       : gpu.matmul_efficiency;
-  const double seconds_per_flop = 1 / (peak * efficiency * clock_factor(gpu));
+  const double clock = clock_factor(gpu);
+  const double seconds_per_flop = 1 / (peak * efficiency * clock);
   // The three GEMMs move the same bytes (each reads two of X, W, Y or their gradients, writes one).
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   // Every wave lasts as long as a full one: one tile of kTileM x kTileN outputs per SM, each a
@@ -104,28 +105,25 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   const bool measured = !use_fp8 && !empty && !gpu.gemm_grid.sizes.empty();
   // Each GEMM's outputs span two of the forward's three dimensions.
   const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
-  const auto time = [&](const GemmShape& g, double tile_count, double measured_s) -> KernelTime {
-    const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
-    if (gpu.sm_count <= 0) {
-      const double t = measured ? std::max(measured_s, traffic) : seconds(2 * g.m * g.n * g.k * g.instances);
-      return {t, t, t};
-    }
-    const double n = tile_count, waves = std::ceil(n / gpu.sm_count);
-    KernelTime k;
+  const auto time = [&](const GemmShape& g, double tiles, double measured_s) -> KernelTime {
     if (measured) {
       // The measured time already holds the kernel's fixed costs; beside collectives its tiles
       // take the waves of the SMs left, each as long as one of its own waves.
       const double whole = std::max(measured_s, traffic);
-      k.whole = k.beside = k.beside_two = whole;
-      if (shares >= Shares::kBesideOne) k.beside = whole * std::ceil(n / one) / waves;
-      if (shares >= Shares::kBesideTwo) k.beside_two = whole * std::ceil(n / two) / waves;
-      return k;
+      if (gpu.sm_count <= 0) return {whole, whole, whole};
+      const double waves = std::ceil(tiles / gpu.sm_count);
+      return {whole, shares >= Shares::kBesideOne ? whole * std::ceil(tiles / one) / waves : whole,
+              shares >= Shares::kBesideTwo ? whole * std::ceil(tiles / two) / waves : whole};
+    }
+    const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
+    if (gpu.sm_count <= 0) {
+      const double t = seconds(2 * g.m * g.n * g.k * g.instances);
+      return {t, t, t};
     }
     const double wave_flops = gpu.sm_count * kTileM * kTileN * 2 * g.k;
-    k.whole = k.beside = k.beside_two = seconds(waves * wave_flops);
-    if (shares >= Shares::kBesideOne) k.beside = seconds(std::ceil(n / one) * wave_flops);
-    if (shares >= Shares::kBesideTwo) k.beside_two = seconds(std::ceil(n / two) * wave_flops);
-    return k;
+    const double whole = seconds(std::ceil(tiles / gpu.sm_count) * wave_flops);
+    return {whole, shares >= Shares::kBesideOne ? seconds(std::ceil(tiles / one) * wave_flops) : whole,
+            shares >= Shares::kBesideTwo ? seconds(std::ceil(tiles / two) * wave_flops) : whole};
   };
   const GemmShape input_grad{fwd.m, fwd.k, fwd.n, fwd.instances}, weight_grad{fwd.k, fwd.n, fwd.m, fwd.instances};
   const double fwd_tiles = tiles(m_tiles, n_tiles, fwd.instances), input_grad_tiles = tiles(m_tiles, k_tiles, fwd.instances),
@@ -137,7 +135,7 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   // the grid once. A batch's instances run as one GEMM that many times taller (one kernel, the
   // same tiles).
   const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
-  const double peak_flops = gpu.peak_bf16_flops * clock_factor(gpu);
+  const double peak_flops = gpu.peak_bf16_flops * clock;
   const bool batched = fwd.instances != 1;
   const GridDim rows = grid_dim(grid, fwd.m * fwd.instances), n = grid_dim(grid, fwd.n), k = grid_dim(grid, fwd.k);
   const GridDim k_rows = batched ? grid_dim(grid, fwd.k * fwd.instances) : k, m = batched ? grid_dim(grid, fwd.m) : rows;
