@@ -15,6 +15,12 @@ constexpr double kTileM = 128, kTileN = 256;
 // query block's load and softmax bookkeeping is amortised: half the long-sequence rate at about
 // 384 keys (Dao 2023, FlashAttention-2, Fig. 4 and 5: A100 head dim 128, causal, 512 -> 16k).
 constexpr double kAttentionHalfKeys = 384;
+// A 16-bit GEMM with an odd leading dimension (k of X and W, n of Y and dY) cannot load its rows
+// in the 4-, 8- or 16-byte vectors that tensor-core kernels copy with (cp.async), so cuBLAS falls
+// back to a kernel of element-wise loads. Netflix measured the language-model head of an unpadded
+// vocabulary at three times its padded time ("Scaling LLM Post-Training at Netflix", Netflix
+// Technology Blog, Feb 2026: a slower CUTLASS path "tripling that layer's execution time").
+constexpr double kMisalignedSlowdown = 3;
 
 // Tiles of kTileM or kTileN outputs one GEMM dimension spans.
 struct TileSpan {
@@ -44,6 +50,16 @@ GridPosition locate(const std::vector<double>& sizes, double x) {
 }
 
 double lerp(double a, double b, double weight) { return a + weight * (b - a); }
+
+bool odd(double x) { return std::fmod(x, 2) == 1; }
+
+KernelTime scaled(const KernelTime& t, double factor) {
+  return {t.whole * factor, t.beside * factor, t.beside_two * factor};
+}
+
+LinearGemmTimes scaled(const LinearGemmTimes& t, double factor) {
+  return {scaled(t.fwd, factor), scaled(t.input_grad, factor), scaled(t.weight_grad, factor)};
+}
 
 // One GEMM dimension on the GPU's measured grid: its size, at least the grid's smallest (a kernel
 // that small is bound by its fixed costs, not its FLOPs, and costs what the smallest does), and
@@ -86,9 +102,11 @@ double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bp
   return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
 }
 
-LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
-                                  Shares shares) {
-  const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
+namespace {
+
+// linear_gemm_times for a GEMM whose leading dimensions the kernels can load in vectors.
+LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8, const spec::GpuSpec& gpu,
+                                   Shares shares) {
   const double peak = use_fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
                                                                       : gpu.matmul_efficiency;
@@ -142,6 +160,15 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   return {time(fwd, fwd_tiles, measured_gemm_s(grid, rows, n, k, peak_flops)),
           time(input_grad, input_grad_tiles, measured_gemm_s(grid, rows, k, n, peak_flops)),
           time(weight_grad, weight_grad_tiles, measured_gemm_s(grid, k_rows, n, m, peak_flops))};
+}
+
+}  // namespace
+
+LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
+                                  Shares shares) {
+  const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
+  const LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
+  return !use_fp8 && (odd(fwd.n) || odd(fwd.k)) ? scaled(times, kMisalignedSlowdown) : times;
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {

@@ -63,7 +63,9 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   // 2026-11-21: 0.093 with host dispatch (was 0.30); 0.106 once the closed form stopped charging
   // the output head in every pipeline fill and drain slot. That overcharge had offset per-micro-batch
   // time missing at TP 1 (docs/errors.md); the measured rows fit the corrected form twice as well.
-  EXPECT_LE(r.overall.mape, 0.11);
+  // 2026-11-22: 0.086 with GEMMs of an odd dimension (GPT-2's unpadded head at TP 1) at a third
+  // of their rate, as Netflix measured.
+  EXPECT_LE(r.overall.mape, 0.086);
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
@@ -89,7 +91,7 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 1440);
-  EXPECT_LE(r.overall.mape, 0.125);  // 2026-11-21, with host dispatch (was 0.32)
+  EXPECT_LE(r.overall.mape, 0.105);  // 2026-11-22, odd GEMMs as above (0.125 with host dispatch; 0.32)
 }
 
 }  // namespace
