@@ -51,7 +51,11 @@ GridPosition locate(const std::vector<double>& sizes, double x) {
 
 double lerp(double a, double b, double weight) { return a + weight * (b - a); }
 
-bool odd(double x) { return std::fmod(x, 2) == 1; }
+// Whole and odd. Dimensions are far below 2^53, where doubles hold every integer.
+bool odd(double x) {
+  const auto whole = static_cast<long long>(x);
+  return static_cast<double>(whole) == x && whole % 2 == 1;
+}
 
 KernelTime scaled(const KernelTime& t, double factor) {
   return {t.whole * factor, t.beside * factor, t.beside_two * factor};
