@@ -93,21 +93,6 @@ double sms_beside(const spec::GpuSpec& gpu, int collectives) {
   return std::max(1, gpu.sm_count - collectives * gpu.collective_sms);
 }
 
-}  // namespace
-
-double clock_factor(const spec::GpuSpec& gpu) {
-  const double limit = gpu.effective_power_limit_w();
-  if (gpu.tdp_w <= 0 || limit >= gpu.tdp_w) return 1;
-  return std::cbrt(limit / gpu.tdp_w);
-}
-
-double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps) {
-  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
-  return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
-}
-
-namespace {
-
 // linear_gemm_times for a GEMM whose leading dimensions the kernels can load in vectors.
 LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8, const spec::GpuSpec& gpu,
                                    Shares shares) {
@@ -167,6 +152,17 @@ LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_
 }
 
 }  // namespace
+
+double clock_factor(const spec::GpuSpec& gpu) {
+  const double limit = gpu.effective_power_limit_w();
+  if (gpu.tdp_w <= 0 || limit >= gpu.tdp_w) return 1;
+  return std::cbrt(limit / gpu.tdp_w);
+}
+
+double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps) {
+  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
+  return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
+}
 
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
                                   Shares shares) {
