@@ -8,10 +8,10 @@
 // interpolated at the shape. Other GEMMs: efficiency = matmul_efficiency (maximum achievable matmul
 // FLOPS, measured) x tile utilisation (output tiles of 128x256 spread over SMs in waves: a GEMM
 // whose tiles fill 1.1 waves runs at 1.1/2 of the rate). A 16-bit GEMM with an odd width (k or
-// n) takes three times as long: its rows cannot be loaded in vectors. Attention: FlashAttention's measured
-// fwd+bwd rate, which falls at short sequences (fewer key blocks to amortise each query block's
-// load and softmax). Memory-bound kernels: streaming bandwidth. clock: sustained clock under a
-// power cap below the TDP.
+// n) takes three times as long: its rows cannot be loaded in vectors. Attention: FlashAttention's
+// measured fwd+bwd rate, which falls at short sequences (fewer key blocks to amortise each query
+// block's load and softmax). Memory-bound kernels: streaming bandwidth. clock: sustained clock
+// under a power cap below the TDP.
 // Times in seconds; FLOPs and bytes per kernel.
 //
 // Beside a collective: an NCCL kernel holds one SM per channel for as long as it runs, so a GEMM
