@@ -51,12 +51,6 @@ GridPosition locate(const std::vector<double>& sizes, double x) {
 
 double lerp(double a, double b, double weight) { return a + weight * (b - a); }
 
-// Whole and odd. Dimensions are far below 2^53, where doubles hold every integer.
-bool odd(double x) {
-  const auto whole = static_cast<long long>(x);
-  return static_cast<double>(whole) == x && whole % 2 == 1;
-}
-
 KernelTime scaled(const KernelTime& t, double factor) {
   return {t.whole * factor, t.beside * factor, t.beside_two * factor};
 }
@@ -164,11 +158,17 @@ double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bp
   return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
 }
 
+bool odd_length(double elements) {
+  // Whole and odd. Dimensions are far below 2^53, where doubles hold every integer.
+  const auto whole = static_cast<long long>(elements);
+  return static_cast<double>(whole) == elements && whole % 2 == 1;
+}
+
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
                                   Shares shares) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   const LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
-  return !use_fp8 && (odd(fwd.n) || odd(fwd.k)) ? scaled(times, kMisalignedSlowdown) : times;
+  return !use_fp8 && (odd_length(fwd.n) || odd_length(fwd.k)) ? scaled(times, kMisalignedSlowdown) : times;
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {

@@ -46,6 +46,10 @@ struct LinearGemmTimes {
   KernelTime fwd, input_grad, weight_grad;
 };
 
+/// Whether rows of `elements` 16-bit values are odd-length: a GEMM whose k or n is cannot load
+/// its rows in vectors and takes three times as long (linear_gemm_times).
+bool odd_length(double elements);
+
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
 /// tensor-core peak.
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,

@@ -55,7 +55,26 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
          moe_fraction * per_tensor_s(kind, bytes_per_element, true, s);
 }
 
+// A linear layer the strategy runs in FP8 (its casts are priced with it).
+bool fp8_gemm(const Op& op, const spec::Scenario& s) {
+  return op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
+}
+
 }  // namespace
+
+std::vector<Op> odd_width_linears(const spec::Scenario& s) {
+  std::vector<Op> out;
+  const auto collect = [&](const LayerOps& ops) {
+    for (const Op& op : ops) {
+      const bool in_fp8 = fp8_gemm(op, s) && s.cluster.gpu.peak_fp8_flops > 0;
+      if (op.kind == OpKind::kGemm && !in_fp8 && (cost::odd_length(op.n) || cost::odd_length(op.k))) out.push_back(op);
+    }
+  };
+  collect(layer_ops(s, false));
+  if (s.model.is_moe()) collect(layer_ops(s, true));
+  collect(head_ops(s));
+  return out;
+}
 
 double host_launch_s(const spec::Scenario& s, double kernels) { return kernels * s.strategy.host_dispatch_s; }
 
@@ -72,7 +91,7 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   OpTime t;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
   // the forward's two operands and of the backward's incoming gradient.
-  const bool fp8 = op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
+  const bool fp8 = fp8_gemm(op, s);
   const bool chain = op.kind == OpKind::kMemory;
   t.host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 3 : 1);
   t.host_bwd_input = chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 2 : 1);

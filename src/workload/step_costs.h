@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "cost/collective.h"
 #include "cost/compute.h"
@@ -50,6 +51,10 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
 /// Forward and backward time of one operator for one micro-batch, on the GPU and on the host;
 /// the shares not asked for are left at `whole` (cost::Shares).
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap);
+
+/// The linear layers of `s` (one layer of each kind, and the head) whose 16-bit GEMMs run at a
+/// third of their rate because a width is odd (cost::odd_length), e.g. an unpadded vocabulary.
+std::vector<Op> odd_width_linears(const spec::Scenario& s);
 
 /// Host seconds to launch `kernels` kernels (a collective is one).
 double host_launch_s(const spec::Scenario& s, double kernels);

@@ -87,6 +87,27 @@ TEST(Cli, Zero3CollectivesPerTensorExposeWhatPerLayerPrefetchHides) {
   EXPECT_EQ(stepcast(zero3 + "tensor").exit_code, 2);
 }
 
+TEST(Cli, AnOddVocabularyWidthIsNamedWithTheFix) {
+  // GPT-2 as Hugging Face ships it: 50,257 tokens, unpadded.
+  const std::string config = testing::TempDir() + "gpt2_config.json";
+  std::ofstream(config) << R"({"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12,
+                               "n_positions": 1024, "vocab_size": 50257})";
+  const std::string args = "estimate --model " + config + " --cluster dgx-a100-80g --gpus 8 --seq 1024";
+  const Invocation text = stepcast(args);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("note: vocab_projection is 50257 wide per GPU, an odd width"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("Pad it to a multiple of 64."), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(stepcast(args + " --json").output);
+  ASSERT_EQ(j["odd_width_gemms"].size(), 1u);
+  EXPECT_EQ(j["odd_width_gemms"][0]["op"], "vocab_projection");
+  EXPECT_EQ(j["odd_width_gemms"][0]["width"], 50257);
+  // Split over two TP ranks the head is no longer odd-length.
+  const nlohmann::json split = nlohmann::json::parse(stepcast(args + " --tp 2 --json").output);
+  EXPECT_TRUE(split["odd_width_gemms"].empty());
+  EXPECT_EQ(stepcast(args + " --tp 2").output.find("note:"), std::string::npos);
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);
