@@ -158,17 +158,20 @@ double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bp
   return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
 }
 
-bool odd_length(double elements) {
+double odd_width(const GemmShape& fwd) {
   // Whole and odd. Dimensions are far below 2^53, where doubles hold every integer.
-  const auto whole = static_cast<long long>(elements);
-  return static_cast<double>(whole) == elements && whole % 2 == 1;
+  const auto odd = [](double x) {
+    const auto whole = static_cast<long long>(x);
+    return static_cast<double>(whole) == x && whole % 2 == 1;
+  };
+  return odd(fwd.n) ? fwd.n : odd(fwd.k) ? fwd.k : 0;
 }
 
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
                                   Shares shares) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   const LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
-  return !use_fp8 && (odd_length(fwd.n) || odd_length(fwd.k)) ? scaled(times, kMisalignedSlowdown) : times;
+  return !use_fp8 && odd_width(fwd) > 0 ? scaled(times, kMisalignedSlowdown) : times;
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {

@@ -46,9 +46,9 @@ struct LinearGemmTimes {
   KernelTime fwd, input_grad, weight_grad;
 };
 
-/// Whether rows of `elements` 16-bit values are odd-length: a GEMM whose k or n is cannot load
-/// its rows in vectors and takes three times as long (linear_gemm_times).
-bool odd_length(double elements);
+/// A linear layer's odd width (n, else k), or 0 where both are even. A 16-bit GEMM with rows of
+/// odd length cannot load them in vectors and takes three times as long (linear_gemm_times).
+double odd_width(const GemmShape& fwd);
 
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
 /// tensor-core peak.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "cost/compute.h"
 #include "workload/step_costs.h"
 
 namespace stepcast::report {
@@ -41,9 +40,6 @@ std::string strategy_line(const spec::Strategy& st) {
   return line;
 }
 
-// The odd width of a linear layer workload::odd_width_linears lists: its output or its input.
-double odd_dimension(const workload::Op& op) { return cost::odd_length(op.n) ? op.n : op.k; }
-
 }  // namespace
 
 std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) {
@@ -70,11 +66,11 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
   }
   out += fmt::format("  {:<14}{:>10.2f} of {:.2f}: {}\n", "total", e.memory.total_bytes / kGiB,
                      e.memory.capacity_bytes / kGiB, e.memory.fits ? "fits" : "DOES NOT FIT");
-  for (const workload::Op& op : workload::odd_width_linears(s)) {
+  for (const workload::OddWidthLinear& linear : workload::odd_width_linears(s)) {
     out += fmt::format(
         "\nnote: {} is {:.0f} wide per GPU, an odd width: its GEMMs cannot load their rows in vectors and "
         "take three times as long (docs/model.md section 2). Pad it to a multiple of 64.\n",
-        op.name, odd_dimension(op));
+        linear.name, linear.width);
   }
   return out;
 }
@@ -95,7 +91,9 @@ nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& 
   nlohmann::json& br = j["breakdown"];
   for (const Category& c : time_categories(e.breakdown)) br[std::string(c.key) + "_s"] = c.value;
   nlohmann::json& odd = j["odd_width_gemms"] = nlohmann::json::array();
-  for (const workload::Op& op : workload::odd_width_linears(s)) odd.push_back({{"op", op.name}, {"width", static_cast<long long>(odd_dimension(op))}});
+  for (const workload::OddWidthLinear& linear : workload::odd_width_linears(s)) {
+    odd.push_back({{"op", linear.name}, {"width", static_cast<long long>(linear.width)}});
+  }
   const spec::Strategy& st = s.strategy;
   j["scenario"] = {{"model", s.model.name},
                    {"cluster", s.cluster.name},

@@ -62,12 +62,13 @@ bool fp8_gemm(const Op& op, const spec::Scenario& s) {
 
 }  // namespace
 
-std::vector<Op> odd_width_linears(const spec::Scenario& s) {
-  std::vector<Op> out;
+std::vector<OddWidthLinear> odd_width_linears(const spec::Scenario& s) {
+  std::vector<OddWidthLinear> out;
   const auto collect = [&](const LayerOps& ops) {
     for (const Op& op : ops) {
       const bool in_fp8 = fp8_gemm(op, s) && s.cluster.gpu.peak_fp8_flops > 0;
-      if (op.kind == OpKind::kGemm && !in_fp8 && (cost::odd_length(op.n) || cost::odd_length(op.k))) out.push_back(op);
+      const double width = cost::odd_width({op.m, op.n, op.k, op.instances});
+      if (op.kind == OpKind::kGemm && !in_fp8 && width > 0) out.push_back({op.name, width});
     }
   };
   collect(layer_ops(s, false));

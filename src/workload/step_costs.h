@@ -52,9 +52,15 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
 /// the shares not asked for are left at `whole` (cost::Shares).
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap);
 
-/// The linear layers of `s` (one layer of each kind, and the head) whose 16-bit GEMMs run at a
-/// third of their rate because a width is odd (cost::odd_length), e.g. an unpadded vocabulary.
-std::vector<Op> odd_width_linears(const spec::Scenario& s);
+/// A linear layer whose 16-bit GEMMs run at a third of their rate (cost::odd_width).
+struct OddWidthLinear {
+  const char* name = "";
+  double width = 0;  // elements per GPU
+};
+
+/// The odd-width linear layers of `s`, one layer of each kind and the head: most often an
+/// unpadded vocabulary.
+std::vector<OddWidthLinear> odd_width_linears(const spec::Scenario& s);
 
 /// Host seconds to launch `kernels` kernels (a collective is one).
 double host_launch_s(const spec::Scenario& s, double kernels);
