@@ -158,7 +158,8 @@ double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bp
   return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
 }
 
-double odd_width(const GemmShape& fwd) {
+double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu) {
+  if (fp8 && gpu.peak_fp8_flops > 0) return 0;
   // Whole and odd. Dimensions are far below 2^53, where doubles hold every integer.
   const auto odd = [](double x) {
     const auto whole = static_cast<long long>(x);
@@ -171,7 +172,7 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
                                   Shares shares) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   const LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
-  return !use_fp8 && odd_width(fwd) > 0 ? scaled(times, kMisalignedSlowdown) : times;
+  return odd_width(fwd, fp8, gpu) > 0 ? scaled(times, kMisalignedSlowdown) : times;
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {

@@ -46,9 +46,10 @@ struct LinearGemmTimes {
   KernelTime fwd, input_grad, weight_grad;
 };
 
-/// A linear layer's odd width (n, else k), or 0 where both are even. A 16-bit GEMM with rows of
-/// odd length cannot load them in vectors and takes three times as long (linear_gemm_times).
-double odd_width(const GemmShape& fwd);
+/// A 16-bit linear layer's odd width (n, else k), or 0 where both are even or its GEMMs run in
+/// FP8 (`fp8` on a GPU with an FP8 peak). With rows of odd length they cannot be loaded in
+/// vectors, and the layer's GEMMs take three times as long (linear_gemm_times).
+double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
 /// tensor-core peak.

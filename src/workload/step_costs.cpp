@@ -66,9 +66,9 @@ std::vector<OddWidthLinear> odd_width_linears(const spec::Scenario& s) {
   std::vector<OddWidthLinear> out;
   const auto collect = [&](const LayerOps& ops) {
     for (const Op& op : ops) {
-      const bool in_fp8 = fp8_gemm(op, s) && s.cluster.gpu.peak_fp8_flops > 0;
-      const double width = cost::odd_width({op.m, op.n, op.k, op.instances});
-      if (op.kind == OpKind::kGemm && !in_fp8 && width > 0) out.push_back({op.name, width});
+      if (op.kind != OpKind::kGemm) continue;
+      const double width = cost::odd_width({op.m, op.n, op.k, op.instances}, fp8_gemm(op, s), s.cluster.gpu);
+      if (width > 0) out.push_back({op.name, width});
     }
   };
   collect(layer_ops(s, false));
