@@ -107,18 +107,18 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) t.host_bwd_input += host_launch_s(s, 2);
   // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
   // (cost/compute.h).
+  OpTimes out{t, t, t};
   if (op.kind == OpKind::kMemory) {
-    const auto price = [&](double hbm_taken_Bps) {
-      OpTime p = t;
+    const auto price = [&](OpTime& p, double hbm_taken_Bps) {
       p.fwd = cost::memory_time_s(op.bytes, gpu, hbm_taken_Bps);
       p.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu, hbm_taken_Bps) : 0;
-      return p;
     };
-    const OpTime whole = price(0);
-    const OpTime beside = shares >= cost::Shares::kBesideOne ? price(overlap.hbm_taken_Bps) : whole;
-    return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
+    price(out.whole, 0);
+    if (shares < cost::Shares::kBesideOne) return {out.whole, out.whole, out.whole};
+    price(out.beside, overlap.hbm_taken_Bps);
+    out.beside_two = shares >= cost::Shares::kBesideTwo ? out.beside : out.whole;
+    return out;
   }
-  OpTimes out{t, t, t};
   OpTime* const priced[] = {&out.whole, &out.beside, &out.beside_two};
   const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
                        double fwd_extra, double bwd_extra) {
