@@ -192,16 +192,17 @@ std::string validation_text(const validate::Report& r) {
     }
     out += '\n';
   }
-  out += fmt::format("\n{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6}\n", "source", "rows", "predicted",
-                     "MAPE", "median", "P90", "worst", "unfit");
+  out += fmt::format("\n{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6}\n", "source", "rows", "predicted",
+                     "MAPE", "median", "P90", "worst", "bias", "unfit");
   auto line = [&](const validate::Summary& s) {
     const std::string name = s.source.size() > 60 ? s.source.substr(0, 59) + "~" : s.source;
-    out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}\n", name, s.rows,
-                       s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape,
-                       s.not_fitting);
+    out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>+6.1f}% {:>6}\n", name,
+                       s.rows, s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape,
+                       100 * s.speed_bias, s.not_fitting);
   };
   for (const validate::Summary& s : r.per_source) line(s);
   line(r.overall);
+  out += "bias: mean signed error of the predicted speed, + where predictions are faster than measured\n";
   if (r.overall.not_fitting > 0) {
     out += fmt::format("unfit: rows the memory model says could not fit, though every measured run ran ({} of {})\n",
                        r.overall.not_fitting, r.overall.predicted);
@@ -230,7 +231,7 @@ nlohmann::json validation_json(const validate::Report& r) {
   const auto summary = [](const validate::Summary& s) {
     return nlohmann::json{{"source", s.source}, {"rows", s.rows}, {"predicted", s.predicted},
                           {"mape", s.mape}, {"median_ape", s.median_ape}, {"p90_ape", s.p90_ape},
-                          {"max_ape", s.max_ape}, {"not_fitting", s.not_fitting}};
+                          {"max_ape", s.max_ape}, {"speed_bias", s.speed_bias}, {"not_fitting", s.not_fitting}};
   };
   j["summary"] = summary(r.overall);
   j["per_source"] = nlohmann::json::array();

@@ -32,6 +32,7 @@ Summary summarise(const std::string& source, const std::vector<RowResult>& rows)
   Summary s;
   s.source = source;
   std::vector<double> errors;
+  double speed_excess = 0;
   for (const RowResult& r : rows) {
     if (source != "all" && r.source != source) continue;
     ++s.rows;
@@ -39,12 +40,14 @@ Summary summarise(const std::string& source, const std::vector<RowResult>& rows)
     ++s.predicted;
     if (!r.fits) ++s.not_fitting;
     errors.push_back(std::abs(r.error));
+    speed_excess += r.quantity == Quantity::kIterationTime ? r.measured / r.predicted - 1 : r.error;
   }
   if (errors.empty()) return s;
   std::sort(errors.begin(), errors.end());
   double sum = 0;
   for (double e : errors) sum += e;
   s.mape = sum / errors.size();
+  s.speed_bias = speed_excess / errors.size();
   const size_t n = errors.size();
   s.median_ape = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
   s.p90_ape = percentile(errors, 0.9);

@@ -49,6 +49,10 @@ struct Summary {
   std::string source;  // "all" for the overall summary
   int rows = 0, predicted = 0;
   double mape = 0, median_ape = 0, p90_ape = 0, max_ape = 0;  // fractions
+  // Mean of predicted speed / measured speed - 1 (speed: the row's tokens/s, TFLOP/s or MFU, or
+  // the inverse of its iteration time): + where the model is optimistic. MAPE says how far off,
+  // this says which way, with one sign for every quantity.
+  double speed_bias = 0;
   int not_fitting = 0;  // predicted rows whose run the memory model says could not fit
 };
 

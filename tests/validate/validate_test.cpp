@@ -103,6 +103,30 @@ TEST(Run, SummarisesAbsoluteErrorsPerSource) {
   EXPECT_EQ(r.per_source[0].predicted, 2);
 }
 
+TEST(Run, SpeedBiasIsPositiveWhenPredictedTimesAreShorterThanMeasured) {
+  // Iteration times: the speed ratio is measured / predicted, so a time predicted 20% short reads
+  // as +25% speed, and the sign means "too fast" for every quantity.
+  const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
+                           "4,16,4,2048,16,24,1024,1,2,2,410.5\n";
+  const Report r = run(read_table("v.csv", text, {}));
+  ASSERT_EQ(r.rows.size(), 2u);
+  double expected = 0;
+  for (const RowResult& row : r.rows) expected += (row.measured / row.predicted - 1) / 2;
+  EXPECT_NEAR(r.overall.speed_bias, expected, 1e-12);
+
+  // A throughput row (Narayanan's Table 2, line 19, in TFLOP/s): the speed ratio is the row's own
+  // signed error.
+  const std::string published =
+      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
+      "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
+      "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n"
+      "Narayanan2021_SC21_Megatron_Table2,\"GPT-3 174.6B (ZeRO-3, no MP)\",174.6,96,12288,49152,96,96,"
+      "51200,2048,A100-SXM4-80GB,dgx-a100-80g,384,1,1,384,,,,1536,4,,,144,,,,yes,\n";
+  const Report p = run(read_table("p.csv", published, {}));
+  ASSERT_EQ(p.rows.size(), 1u);
+  EXPECT_NEAR(p.overall.speed_bias, p.rows[0].error, 1e-12);
+}
+
 TEST(Run, CountsRowsWhoseMeasuredRunTheMemoryModelSaysCouldNotFit) {
   // A 39B-parameter model on one 80 GB A100 without sharding: its weights, gradients and Adam
   // state alone take over 600 GB, yet the row claims a measured time.
