@@ -105,10 +105,10 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
   t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) t.host_bwd_input += host_launch_s(s, 2);
-  // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
-  // (cost/compute.h).
   OpTimes out{t, t, t};
   if (op.kind == OpKind::kMemory) {
+    // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
+    // (cost/compute.h).
     const auto price = [&](OpTime& p, double hbm_taken_Bps) {
       p.fwd = cost::memory_time_s(op.bytes, gpu, hbm_taken_Bps);
       p.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu, hbm_taken_Bps) : 0;

@@ -11,6 +11,16 @@ const char* kVtrainHeader =
     "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
     "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n";
 
+const char* kPublishedHeader =
+    "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
+    "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
+    "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n";
+
+// published_runs.csv line 19: Narayanan's GPT-3 under ZeRO-3, in TFLOP/s, recompute cell empty.
+const char* kNarayananZero3Row =
+    "Narayanan2021_SC21_Megatron_Table2,\"GPT-3 174.6B (ZeRO-3, no MP)\",174.6,96,12288,49152,96,96,"
+    "51200,2048,A100-SXM4-80GB,dgx-a100-80g,384,1,1,384,,,,1536,4,,,144,,,,yes,\n";
+
 TEST(ReadTable, DetectsVtrainSchemaWithAndWithoutParametersColumn) {
   const std::string plain = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n";
   const std::string with_params =
@@ -59,13 +69,7 @@ TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
 }
 
 TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
-  // The header of published_runs.csv and its GPT-3 ZeRO-3 row (line 19), recompute cell empty.
-  const std::string text =
-      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
-      "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
-      "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n"
-      "Narayanan2021_SC21_Megatron_Table2,\"GPT-3 174.6B (ZeRO-3, no MP)\",174.6,96,12288,49152,96,96,"
-      "51200,2048,A100-SXM4-80GB,dgx-a100-80g,384,1,1,384,,,,1536,4,,,144,,,,yes,\n";
+  const std::string text = std::string(kPublishedHeader) + kNarayananZero3Row;
   const std::vector<Case> cases = read_table("p.csv", text, {});
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].scenario.strategy.recompute, spec::Recompute::kFull);
@@ -73,10 +77,7 @@ TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
 }
 
 TEST(ReadTable, TorchtitanSelectiveCellsMapToItsCheckpointingPolicies) {
-  const std::string header =
-      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
-      "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
-      "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n";
+  const std::string header = kPublishedHeader;
   const std::string row = "torchtitan docs/performance.md,Llama 3 8B,8,32,4096,14336,32,8,128256,8192,A100,"
                           "dgx-a100-80g,64,1,1,,,,,64,1,";
   auto strategy = [&](const std::string& cell) {
@@ -103,7 +104,7 @@ TEST(Run, SummarisesAbsoluteErrorsPerSource) {
   EXPECT_EQ(r.per_source[0].predicted, 2);
 }
 
-TEST(Run, SpeedBiasIsPositiveWhenPredictedTimesAreShorterThanMeasured) {
+TEST(Run, SpeedBiasAveragesSpeedRatiosWithOneSignForTimesAndRates) {
   // Iteration times: the speed ratio is measured / predicted, so a time predicted 20% short reads
   // as +25% speed, and the sign means "too fast" for every quantity.
   const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
@@ -114,15 +115,8 @@ TEST(Run, SpeedBiasIsPositiveWhenPredictedTimesAreShorterThanMeasured) {
   for (const RowResult& row : r.rows) expected += (row.measured / row.predicted - 1) / 2;
   EXPECT_NEAR(r.overall.speed_bias, expected, 1e-12);
 
-  // A throughput row (Narayanan's Table 2, line 19, in TFLOP/s): the speed ratio is the row's own
-  // signed error.
-  const std::string published =
-      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,"
-      "pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,"
-      "measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes\n"
-      "Narayanan2021_SC21_Megatron_Table2,\"GPT-3 174.6B (ZeRO-3, no MP)\",174.6,96,12288,49152,96,96,"
-      "51200,2048,A100-SXM4-80GB,dgx-a100-80g,384,1,1,384,,,,1536,4,,,144,,,,yes,\n";
-  const Report p = run(read_table("p.csv", published, {}));
+  // A throughput row: the speed ratio is the row's own signed error.
+  const Report p = run(read_table("p.csv", std::string(kPublishedHeader) + kNarayananZero3Row, {}));
   ASSERT_EQ(p.rows.size(), 1u);
   EXPECT_NEAR(p.overall.speed_bias, p.rows[0].error, 1e-12);
 }
