@@ -71,7 +71,8 @@ GridDim grid_dim(const spec::GpuSpec::GemmGrid& grid, double x) { return {std::m
 // Seconds of a BF16 GEMM of m x n outputs reduced over k on every SM, from the GPU's measured grid
 // (GpuSpec::GemmGrid) at `peak_flops` (the BF16 peak at the sustained clock): the efficiency
 // interpolated trilinearly at the shape.
-double measured_gemm_s(const spec::GpuSpec::GemmGrid& grid, GridDim m, GridDim n, GridDim k, double peak_flops) {
+double measured_gemm_s(const spec::GpuSpec::GemmGrid& grid, const GridDim& m, const GridDim& n, const GridDim& k,
+                       double peak_flops) {
   const std::size_t s = grid.sizes.size();
   const auto along_k = [&](std::size_t im, std::size_t in) {
     const double* row = &grid.efficiency[(im * s + in) * s + k.at.i];
@@ -112,9 +113,9 @@ LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_
       // take the waves of the SMs left, each as long as one of its own waves.
       const double whole = std::max(measured_s, traffic);
       if (gpu.sm_count <= 0) return {whole, whole, whole};
-      const double waves = std::ceil(tiles / gpu.sm_count);
-      return {whole, shares >= Shares::kBesideOne ? whole * std::ceil(tiles / one) / waves : whole,
-              shares >= Shares::kBesideTwo ? whole * std::ceil(tiles / two) / waves : whole};
+      const double per_wave = whole / std::ceil(tiles / gpu.sm_count);
+      return {whole, shares >= Shares::kBesideOne ? per_wave * std::ceil(tiles / one) : whole,
+              shares >= Shares::kBesideTwo ? per_wave * std::ceil(tiles / two) : whole};
     }
     const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
     if (gpu.sm_count <= 0) {
@@ -132,14 +133,13 @@ LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_
   if (!measured) {
     return {time(fwd, fwd_tiles, 0), time(input_grad, input_grad_tiles, 0), time(weight_grad, weight_grad_tiles, 0)};
   }
-  // The three GEMMs are the forward's dimensions in other orders, so each dimension is placed on
-  // the grid once. A batch's instances run as one GEMM that many times taller (one kernel, the
-  // same tiles).
+  // The three GEMMs are the forward's dimensions in other orders. A batch's instances run as one
+  // GEMM that many times taller (one kernel, the same tiles): its rows, m or for the weight
+  // gradient k, times the instances.
   const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
   const double peak_flops = gpu.peak_bf16_flops * clock;
-  const bool batched = fwd.instances != 1;
   const GridDim rows = grid_dim(grid, fwd.m * fwd.instances), n = grid_dim(grid, fwd.n), k = grid_dim(grid, fwd.k);
-  const GridDim k_rows = batched ? grid_dim(grid, fwd.k * fwd.instances) : k, m = batched ? grid_dim(grid, fwd.m) : rows;
+  const GridDim k_rows = grid_dim(grid, fwd.k * fwd.instances), m = grid_dim(grid, fwd.m);
   return {time(fwd, fwd_tiles, measured_gemm_s(grid, rows, n, k, peak_flops)),
           time(input_grad, input_grad_tiles, measured_gemm_s(grid, rows, k, n, peak_flops)),
           time(weight_grad, weight_grad_tiles, measured_gemm_s(grid, k_rows, n, m, peak_flops))};

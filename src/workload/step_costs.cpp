@@ -89,13 +89,13 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
   const cost::Shares shares = overlap.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
-  OpTime t;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
   // the forward's two operands and of the backward's incoming gradient.
   const bool fp8 = fp8_gemm(op, s);
   const bool chain = op.kind == OpKind::kMemory;
-  t.host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 3 : 1);
-  t.host_bwd_input = chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 2 : 1);
+  const double host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 3 : 1);
+  double host_bwd_input = chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 2 : 1);
+  if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) host_bwd_input += host_launch_s(s, 2);
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
   // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
   // bias's gradient is a reduction over the tokens, one more kernel.
@@ -103,33 +103,29 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   const double micro_batches = tensors > 0 ? s.strategy.micro_batches() : 1;
   const double accumulations = tensors * (micro_batches - 1) / micro_batches;
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
-  t.host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
-  if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) t.host_bwd_input += host_launch_s(s, 2);
-  OpTimes out{t, t, t};
+  const double host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
+  // Each of the three results is built once from its scalars: copying one half-written OpTime
+  // into three stalled the CPU on every copy (store forwarding; perf annotate).
+  const auto priced = [&](double fwd, double bwd_input, double bwd_weight) {
+    return OpTime{fwd, bwd_input, bwd_weight, host_fwd, host_bwd_input, host_bwd_weight};
+  };
+  const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
+                       double fwd_extra, double bwd_extra) {
+    return OpTimes{priced(fwd.whole + fwd_extra, bwd_input.whole + bwd_extra, bwd_weight.whole),
+                   priced(fwd.beside + fwd_extra, bwd_input.beside + bwd_extra, bwd_weight.beside),
+                   priced(fwd.beside_two + fwd_extra, bwd_input.beside_two + bwd_extra, bwd_weight.beside_two)};
+  };
   if (op.kind == OpKind::kMemory) {
     // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
     // (cost/compute.h).
-    const auto price = [&](OpTime& p, double hbm_taken_Bps) {
-      p.fwd = cost::memory_time_s(op.bytes, gpu, hbm_taken_Bps);
-      p.bwd_input = op.bwd_bytes > 0 ? cost::memory_time_s(op.bytes * op.bwd_bytes, gpu, hbm_taken_Bps) : 0;
+    const auto kernel = [&](double bytes) -> cost::KernelTime {
+      const double whole = cost::memory_time_s(bytes, gpu);
+      if (shares < cost::Shares::kBesideOne) return {whole, whole, whole};
+      const double beside = cost::memory_time_s(bytes, gpu, overlap.hbm_taken_Bps);
+      return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
     };
-    price(out.whole, 0);
-    if (shares < cost::Shares::kBesideOne) return {out.whole, out.whole, out.whole};
-    price(out.beside, overlap.hbm_taken_Bps);
-    out.beside_two = shares >= cost::Shares::kBesideTwo ? out.beside : out.whole;
-    return out;
+    return set(kernel(op.bytes), op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {}, 0, 0);
   }
-  OpTime* const priced[] = {&out.whole, &out.beside, &out.beside_two};
-  const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
-                       double fwd_extra, double bwd_extra) {
-    const double cost::KernelTime::*const variants[] = {&cost::KernelTime::whole, &cost::KernelTime::beside,
-                                                        &cost::KernelTime::beside_two};
-    for (int v = 0; v < 3; ++v) {
-      priced[v]->fwd = fwd.*variants[v] + fwd_extra;
-      priced[v]->bwd_input = bwd_input.*variants[v] + bwd_extra;
-      priced[v]->bwd_weight = bwd_weight.*variants[v];
-    }
-  };
   if (op.kind == OpKind::kGemm) {
     const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu, shares);
     double fwd_extra = 0, bwd_extra = 0;
@@ -138,12 +134,10 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
       bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
-    set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);
-  } else {
-    set(cost::attention_time(op.flops, op.bytes, op.n, gpu, shares),
-        cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu, shares), {}, 0, 0);
+    return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);
   }
-  return out;
+  return set(cost::attention_time(op.flops, op.bytes, op.n, gpu, shares),
+             cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu, shares), {}, 0, 0);
 }
 
 double recompute_share(const Op& op, spec::Recompute mode) {
@@ -176,14 +170,6 @@ double collective_s(CollectiveKind kind, double bytes, GroupShape group, const s
 double tp_collective_s(const spec::Scenario& s, CollectiveKind kind) {
   const double bytes = local_tokens(s) * s.model.hidden * activation_bytes(s.strategy);
   return collective_s(kind, bytes, group_of(s.strategy, Axis::kTp), s);
-}
-
-std::optional<CollectiveKind> tp_edge_collective(BlockEdge edge, bool backward, bool sequence_parallel) {
-  if (edge == BlockEdge::kNone) return std::nullopt;
-  const bool start = edge == BlockEdge::kStart;
-  if (sequence_parallel) return start != backward ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter;
-  if (start != backward) return std::nullopt;
-  return CollectiveKind::kAllReduce;
 }
 
 double cp_ring_step_s(const spec::Scenario& s) {

@@ -87,7 +87,15 @@ double tp_collective_s(const spec::Scenario& s, cost::CollectiveKind kind);
 /// parallelism an all-gather before a block's start and a reduce-scatter after its end, else an
 /// all-reduce after its end; backward mirrors it (without SP, the all-reduce of the start's input
 /// gradient, Megatron's f operator). An all-gather runs before its op, the others after.
-std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge, bool backward, bool sequence_parallel);
+/// (Defined here so that callers inline it: returned through memory, the optional cost a
+/// store-forwarding stall per call.)
+constexpr std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge, bool backward, bool sequence_parallel) {
+  if (edge == BlockEdge::kNone) return std::nullopt;
+  const bool start = edge == BlockEdge::kStart;
+  if (sequence_parallel) return start != backward ? cost::CollectiveKind::kAllGather : cost::CollectiveKind::kReduceScatter;
+  if (start != backward) return std::nullopt;
+  return cost::CollectiveKind::kAllReduce;
+}
 /// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
 double cp_ring_step_s(const spec::Scenario& s);
 /// One expert-parallel all-to-all (token dispatch or combine).
