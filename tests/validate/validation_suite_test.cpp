@@ -35,8 +35,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.08},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
                      // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
-                     // one blocking collective per parameter tensor.
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.44},
+                     // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
+                     // host's time for the n slice views and copies of each such collective.
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.305},
                      // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
                      // without it, the stages' real layer counts and async TP per edge GEMM;
                      // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
@@ -51,7 +52,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.441},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.277}});
-  EXPECT_LE(r.overall.mape, 0.295);  // 2026-11-22 (was 0.445 before Table 2's fix, 0.335 before SMs)
+  // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
+  // per-tensor collectives, 0.335 before SMs).
+  EXPECT_LE(r.overall.mape, 0.275);
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -75,7 +78,8 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   EXPECT_EQ(r.overall.rows, 83);
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.07},
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.435},  // 2026-11-21, as above (was 1.19)
+                     // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies.
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.30},
                      // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
                      // once took no further SMs: the parameter gathers beside the gradient buckets
                      // now slow row 3's stages more, +0.4% to -1.4%).
@@ -85,7 +89,7 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
                      // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.278}});
-  EXPECT_LE(r.overall.mape, 0.29);  // 2026-11-22, as above (was 0.442)
+  EXPECT_LE(r.overall.mape, 0.271);  // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
