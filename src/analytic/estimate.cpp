@@ -203,7 +203,7 @@ Estimate estimate(const spec::Scenario& s) {
   Estimate out;
 
   // MoE layers are spread over the stages in proportion to the dense ones.
-  const double moe_fraction = m.is_moe() ? static_cast<double>(m.layers - m.moe.dense_layers) / m.layers : 0;
+  const double moe_fraction = m.moe_layer_fraction();
 
   // The layers' kernels overlap collectives (ZeRO-3 two at once in backward); the slowdowns of
   // the embedding and head are taken as the layers'.

@@ -39,6 +39,11 @@ struct ModelSpec {
   MoeSpec moe;
 
   bool is_moe() const { return moe.experts > 0; }
+  // Share of the layers that are MoE layers (0 for a dense model): the ones after the leading
+  // dense layers.
+  double moe_layer_fraction() const {
+    return is_moe() ? static_cast<double>(layers - moe.dense_layers) / layers : 0;
+  }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
 

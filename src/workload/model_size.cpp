@@ -53,7 +53,7 @@ ParamCounts param_counts(const spec::ModelSpec& m) {
 
 double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
   if (!m.is_moe()) return p.per_layer_dense / st.tp;
-  const double moe_fraction = static_cast<double>(m.layers - m.moe.dense_layers) / m.layers;
+  const double moe_fraction = m.moe_layer_fraction();
   const double moe_layer = p.per_layer_dense + (p.per_layer_moe - p.per_layer_dense) / st.ep;
   return ((1 - moe_fraction) * p.per_layer_dense + moe_fraction * moe_layer) / st.tp;
 }

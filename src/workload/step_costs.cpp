@@ -70,7 +70,7 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
   }
   const spec::ModelSpec& m = s.model;
   if (!m.is_moe()) return per_tensor_s(kind, bytes_per_element, false, s);
-  const double moe_fraction = static_cast<double>(m.layers - m.moe.dense_layers) / m.layers;
+  const double moe_fraction = m.moe_layer_fraction();
   return (1 - moe_fraction) * per_tensor_s(kind, bytes_per_element, false, s) +
          moe_fraction * per_tensor_s(kind, bytes_per_element, true, s);
 }
