@@ -32,6 +32,7 @@ struct PassTimes {
   struct Edge {
     workload::BlockEdge edge = workload::BlockEdge::kNone;
     double fwd = 0, bwd = 0;
+    bool fp8 = false;  // an FP8 GEMM: the gather at this edge moves FP8
   };
   std::array<Edge, 4> tp_edges{};
   int tp_edge_count = 0;
@@ -62,7 +63,7 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     const auto [o, c, c2] = workload::op_times(op, s, overlap);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
-      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd()};
+      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd(), workload::fp8_gemm(op, s)};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
@@ -140,20 +141,24 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   if (st.tp <= 1) return {};
   // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
   // all-gather before and a reduce-scatter after each block (Korthikanti §4.2.2).
-  // Priced once per kind: with SP the gathers and scatters, else the all-reduces.
+  // Priced once per kind: with SP the gathers (of BF16, and of FP8 under FP8 GEMMs) and the
+  // scatters, else the all-reduces.
   const bool sp = st.sequence_parallel;
-  const double gather = sp ? workload::tp_collective_s(s, CollectiveKind::kAllGather) : 0;
-  const double scatter = sp ? workload::tp_collective_s(s, CollectiveKind::kReduceScatter) : 0;
-  const double all_reduce = sp ? 0 : workload::tp_collective_s(s, CollectiveKind::kAllReduce);
-  const auto seconds = [&](workload::BlockEdge edge, bool backward) {
-    const auto kind = workload::tp_edge_collective(edge, backward, sp);
+  const bool fp8 = st.dtype == spec::Dtype::kFp8;
+  const double gather = sp ? workload::tp_collective_s(s, CollectiveKind::kAllGather, false) : 0;
+  const double gather_fp8 = sp && fp8 ? workload::tp_collective_s(s, CollectiveKind::kAllGather, true) : 0;
+  const double scatter = sp ? workload::tp_collective_s(s, CollectiveKind::kReduceScatter, false) : 0;
+  const double all_reduce = sp ? 0 : workload::tp_collective_s(s, CollectiveKind::kAllReduce, false);
+  const auto seconds = [&](const PassTimes::Edge& e, bool backward) {
+    const auto kind = workload::tp_edge_collective(e.edge, backward, sp);
     if (!kind) return 0.0;
-    return *kind == CollectiveKind::kAllGather ? gather : *kind == CollectiveKind::kReduceScatter ? scatter : all_reduce;
+    if (*kind == CollectiveKind::kAllGather) return e.fp8 ? gather_fp8 : gather;
+    return *kind == CollectiveKind::kReduceScatter ? scatter : all_reduce;
   };
   double fwd = 0, bwd = 0;
   for (int i = 0; i < k.tp_edge_count; ++i) {
     const PassTimes::Edge& e = k.tp_edges[static_cast<std::size_t>(i)];
-    const double c_fwd = seconds(e.edge, false), c_bwd = seconds(e.edge, true);
+    const double c_fwd = seconds(e, false), c_bwd = seconds(e, true);
     // Async TP fuses each collective with its edge GEMM, which it decomposes to hide it.
     fwd += st.overlap_tp_comm ? std::max(0.0, c_fwd - e.fwd) : c_fwd;
     bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd) : c_bwd;

@@ -168,7 +168,7 @@ class StepBuilder {
     const std::string_view name = kind == CollectiveKind::kAllGather      ? "tp.all_gather"
                        : kind == CollectiveKind::kReduceScatter ? "tp.reduce_scatter"
                                                                 : "tp.all_reduce";
-    const double seconds = tp_collective_s(s_, kind);
+    const double seconds = tp_collective_s(s_, kind, fp8_gemm(op, s_));
     if (!st_.overlap_tp_comm) {
       collective(Category::kTensorParallel, seconds, name, layer, mb);
     } else if (seconds > 0) {  // async TP: beside the edge GEMM; the op after it waits

@@ -17,6 +17,7 @@ constexpr double kAdamBytesPerParam = 30;
 // Dynamic FP8 scaling (torchao Float8Linear): every GEMM operand is read in BF16 and written in
 // FP8 (2 + 1 bytes per element) before the GEMM.
 constexpr double kFp8CastBytesPerElement = 3;
+constexpr double kFp8Bytes = 1;
 // Parameters travel in BF16 when ZeRO gathers them.
 constexpr double kGatheredParamBytes = 2;
 // DeepSpeed ZeRO-3's param_persistence_threshold default: tensors of at most this many elements
@@ -75,12 +76,11 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
          moe_fraction * per_tensor_s(kind, bytes_per_element, true, s);
 }
 
-// A linear layer the strategy runs in FP8 (its casts are priced with it).
+}  // namespace
+
 bool fp8_gemm(const Op& op, const spec::Scenario& s) {
   return op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
 }
-
-}  // namespace
 
 std::vector<OddWidthLinear> odd_width_linears(const spec::Scenario& s) {
   std::vector<OddWidthLinear> out;
@@ -187,8 +187,15 @@ double collective_s(CollectiveKind kind, double bytes, GroupShape group, const s
   return cost::collective_time_s(kind, bytes, cost::GroupLayout{group.size, group.stride}, s.cluster);
 }
 
-double tp_collective_s(const spec::Scenario& s, CollectiveKind kind) {
-  const double bytes = local_tokens(s) * s.model.hidden * activation_bytes(s.strategy);
+double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_edge) {
+  // FP8 linears cast their operand before the sequence-parallel gather, so the gather moves one
+  // byte per element: the input of a column-parallel GEMM in forward, the output gradient of a
+  // row-parallel one in backward (torchao's Float8ColwiseParallel, Float8RowwiseParallel and
+  // PrepareFloat8ModuleInput, "all-gather in float8"; Transformer Engine's Linear, cast_to_fp8
+  // before gather_along_first_dim, and grad_output_preprocess). Reduce-scatters and all-reduces
+  // carry the GEMMs' outputs, which are not FP8.
+  const double element = kind == CollectiveKind::kAllGather && fp8_edge ? kFp8Bytes : activation_bytes(s.strategy);
+  const double bytes = local_tokens(s) * s.model.hidden * element;
   return collective_s(kind, bytes, group_of(s.strategy, Axis::kTp), s);
 }
 

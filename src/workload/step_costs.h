@@ -3,7 +3,7 @@
 // times from here, so the two engines price every operator and transfer the same way.
 //
 //   const workload::OpTime t = workload::op_times(op, scenario, {}).whole;
-//   const double ar = workload::tp_collective_s(scenario, cost::CollectiveKind::kAllReduce);
+//   const double ar = workload::tp_collective_s(scenario, cost::CollectiveKind::kAllReduce, false);
 //
 // Units: seconds per micro-batch on one GPU unless a function says otherwise.
 #pragma once
@@ -80,9 +80,12 @@ double recomputed_layer_fraction(const spec::Strategy& st);
 /// One collective over `group`, 0 for a group of one or no bytes.
 double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s);
 
+/// Whether the strategy runs this op as an FP8 GEMM (its casts priced with it).
+bool fp8_gemm(const Op& op, const spec::Scenario& s);
 /// One TP collective on a block's boundary activations (all-reduce, or with sequence parallelism
-/// all-gather / reduce-scatter). A layer pass has two blocks, attention and MLP.
-double tp_collective_s(const spec::Scenario& s, cost::CollectiveKind kind);
+/// all-gather / reduce-scatter). A layer pass has two blocks, attention and MLP. `fp8_edge`: the
+/// GEMM at the block edge runs in FP8, so an all-gather there moves its FP8 operand.
+double tp_collective_s(const spec::Scenario& s, cost::CollectiveKind kind, bool fp8_edge);
 /// The TP collective at an op's block edge in one pass, if any. Forward: with sequence
 /// parallelism an all-gather before a block's start and a reduce-scatter after its end, else an
 /// all-reduce after its end; backward mirrors it (without SP, the all-reduce of the start's input

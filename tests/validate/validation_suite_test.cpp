@@ -49,7 +49,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
                      // overlap in backward, each holding its own SMs; the two torchtitan ones again
                      // once memory-bound kernels share HBM with the collectives beside them.
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.441},
+                     // 2026-11-22, later: 0.449, up because Float8 TP gathers FP8, as torchao's
+                     // Float8ColwiseParallel and Float8RowwiseParallel do (row 34: +12.9 -> +22.2%).
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.449},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.277}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
@@ -84,12 +86,14 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      // once took no further SMs: the parameter gathers beside the gradient buckets
                      // now slow row 3's stages more, +0.4% to -1.4%).
                      {"Llama3Herd2024_Table4", 0.05},
-                     // 2026-11-22, as above, and lower with HBM shared with collectives (was 0.35).
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.44},
+                     // 2026-11-22, as above, and lower with HBM shared with collectives (was 0.35);
+                     // later 0.445 with FP8 TP gathers, as above.
+                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
                      // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.278}});
-  EXPECT_LE(r.overall.mape, 0.271);  // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442)
+  // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
+  EXPECT_LE(r.overall.mape, 0.272);
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

@@ -7,6 +7,7 @@
 
 #include "cost/compute.h"
 #include "spec/presets.h"
+#include "workload/operators.h"
 
 namespace stepcast::workload {
 namespace {
@@ -94,6 +95,43 @@ spec::Scenario a100() {
   spec::Scenario s;
   s.cluster = spec::cluster_preset("dgx-a100-80g");
   return s;
+}
+
+// Llama 3.1 8B on one DGX H100, TP 8 with sequence parallelism, FP8 GEMMs.
+spec::Scenario fp8_tp8(int micro_batch) {
+  spec::Scenario s;
+  s.model = spec::model_preset("llama3.1-8b");
+  s.cluster = spec::cluster_preset("dgx-h100");
+  s.gpus = 8;
+  s.strategy.tp = 8;
+  s.strategy.sequence_parallel = true;
+  s.strategy.dtype = spec::Dtype::kFp8;
+  s.strategy.micro_batch = micro_batch;
+  s.strategy.global_batch = micro_batch;
+  s.strategy.seq_len = 8192;
+  return spec::complete_and_validate(s);
+}
+
+TEST(TpCollectives, GathersInFrontOfFp8GemmsMoveOneByteAnElementAndScattersStayAtActivationPrecision) {
+  using cost::CollectiveKind;
+  // Twice the tokens in FP8 are the bytes of the tokens in BF16.
+  EXPECT_DOUBLE_EQ(tp_collective_s(fp8_tp8(2), CollectiveKind::kAllGather, true),
+                   tp_collective_s(fp8_tp8(1), CollectiveKind::kAllGather, false));
+  const spec::Scenario s = fp8_tp8(1);
+  EXPECT_DOUBLE_EQ(tp_collective_s(s, CollectiveKind::kReduceScatter, true),
+                   tp_collective_s(s, CollectiveKind::kReduceScatter, false));
+}
+
+TEST(TpCollectives, OnlyTheLinearLayersAtBlockEdgesThatRunInFp8GatherFp8) {
+  const spec::Scenario s = fp8_tp8(1);
+  for (const Op& op : layer_ops(s, false)) {
+    if (op.tp_edge != BlockEdge::kNone) {
+      EXPECT_TRUE(fp8_gemm(op, s)) << op.name;
+    }
+  }
+  spec::Scenario bf16 = s;
+  bf16.strategy.dtype = spec::Dtype::kBf16;
+  for (const Op& op : layer_ops(bf16, false)) EXPECT_FALSE(fp8_gemm(op, bf16)) << op.name;
 }
 
 // Both shares priced, collectives taking SMs but no HBM bandwidth.
