@@ -31,8 +31,8 @@ struct PassTimes {
   // edge collectives.
   struct Edge {
     workload::BlockEdge edge = workload::BlockEdge::kNone;
-    double fwd = 0, bwd = 0;
     bool fp8 = false;  // an FP8 GEMM: the gather at this edge moves FP8
+    double fwd = 0, bwd = 0;
   };
   std::array<Edge, 4> tp_edges{};
   int tp_edge_count = 0;
@@ -63,7 +63,7 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     const auto [o, c, c2] = workload::op_times(op, s, overlap);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
-      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, o.fwd, o.bwd(), workload::fp8_gemm(op, s)};
+      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, workload::fp8_gemm(op, s), o.fwd, o.bwd()};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
