@@ -17,6 +17,7 @@ constexpr double kAdamBytesPerParam = 30;
 // Dynamic FP8 scaling (torchao Float8Linear): every GEMM operand is read in BF16 and written in
 // FP8 (2 + 1 bytes per element) before the GEMM.
 constexpr double kFp8CastBytesPerElement = 3;
+// An FP8 element, E4M3 or E5M2.
 constexpr double kFp8Bytes = 1;
 // Parameters travel in BF16 when ZeRO gathers them.
 constexpr double kGatheredParamBytes = 2;
