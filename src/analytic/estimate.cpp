@@ -144,9 +144,10 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   // Priced once per kind: with SP the gathers (of BF16, and of FP8 under FP8 GEMMs) and the
   // scatters, else the all-reduces.
   const bool sp = st.sequence_parallel;
-  const bool fp8 = st.dtype == spec::Dtype::kFp8;
+  const auto edges_end = k.tp_edges.begin() + k.tp_edge_count;
+  const bool fp8_edges = std::any_of(k.tp_edges.begin(), edges_end, [](const PassTimes::Edge& e) { return e.fp8; });
   const double gather = sp ? workload::tp_collective_s(s, CollectiveKind::kAllGather, false) : 0;
-  const double gather_fp8 = sp && fp8 ? workload::tp_collective_s(s, CollectiveKind::kAllGather, true) : 0;
+  const double gather_fp8 = sp && fp8_edges ? workload::tp_collective_s(s, CollectiveKind::kAllGather, true) : 0;
   const double scatter = sp ? workload::tp_collective_s(s, CollectiveKind::kReduceScatter, false) : 0;
   const double all_reduce = sp ? 0 : workload::tp_collective_s(s, CollectiveKind::kAllReduce, false);
   const auto seconds = [&](const PassTimes::Edge& e, bool backward) {
