@@ -1,6 +1,7 @@
 #include "cli/scenario_options.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -8,28 +9,36 @@
 
 namespace stepcast::cli {
 
+namespace {
+
+// CLI11's PositiveNumber reports a rejected 0 as "not in range 0.000000 to 1.797693e+308"; a
+// range of whole numbers from 1 says what is valid.
+const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
+
+}  // namespace
+
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   spec::Strategy& st = o.strategy;
   cmd.add_option("--model", o.model, "Model preset, YAML file or Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "Cluster preset or YAML file")->capture_default_str();
-  cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--tp", st.tp, "Tensor-parallel degree")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--pp", st.pp, "Pipeline stages")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--vp", st.vp, "Virtual stages per rank (interleaved schedule)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--tp", st.tp, "Tensor-parallel degree")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--pp", st.pp, "Pipeline stages")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--vp", st.vp, "Virtual stages per rank (interleaved schedule)")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--dp", st.dp, "Data-parallel degree (default: gpus / (tp*pp*cp))");
-  cmd.add_option("--cp", st.cp, "Context-parallel degree")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--cp", st.cp, "Context-parallel degree")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->check(kAtLeastOne);
   st.global_batch = 0;
   st.seq_len = 4096;
   cmd.add_option("--global-batch", st.global_batch, "Sequences per optimizer step (default: dp * micro-batch)");
   cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)");
-  cmd.add_option("--seq", st.seq_len, "Tokens per sequence")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--seq", st.seq_len, "Tokens per sequence")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--recompute", o.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"none", "selective", "full", "op"}))->capture_default_str();
   cmd.add_option("--recompute-every", st.recompute_interval,
                  "With --recompute full: recompute every k-th layer only")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->check(CLI::Range(0, 3))->capture_default_str();
   cmd.add_flag("--sp", st.sequence_parallel, "Megatron sequence parallelism");
   cmd.add_option("--dtype", o.dtype, "Matmul precision")->check(CLI::IsMember({"bf16", "fp8"}))->capture_default_str();

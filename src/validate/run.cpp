@@ -6,6 +6,7 @@
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
+#include "core/error.h"
 #include "validate/validate.h"
 
 namespace stepcast::validate {
@@ -63,15 +64,21 @@ RowResult predict(const Case& c, Engine engine) {
   r.quantity = c.quantity;
   r.measured = c.measured;
   r.reason = c.reason;
-  if (r.reason.empty()) {
-    const analytic::Estimate e = engine == Engine::kAnalytic ? analytic::estimate(c.scenario)
-                                                             : analysis::simulate_metrics(c.scenario);
-    r.predicted = predicted_value(c, e);
-    r.error = (r.predicted - r.measured) / r.measured;
-    r.memory_bytes = e.memory.total_bytes;
-    r.capacity_bytes = e.memory.capacity_bytes;
-    r.fits = e.memory.fits;
+  if (!r.reason.empty()) return r;
+  analytic::Estimate e;
+  try {
+    e = engine == Engine::kAnalytic ? analytic::estimate(c.scenario) : analysis::simulate_metrics(c.scenario);
+  } catch (const Error& unsupported) {
+    // A valid row the engine cannot run (a step too large to simulate) is listed with the reason.
+    if (unsupported.kind() != ErrorKind::kUnsupported) throw;
+    r.reason = unsupported.message();
+    return r;
   }
+  r.predicted = predicted_value(c, e);
+  r.error = (r.predicted - r.measured) / r.measured;
+  r.memory_bytes = e.memory.total_bytes;
+  r.capacity_bytes = e.memory.capacity_bytes;
+  r.fits = e.memory.fits;
   return r;
 }
 

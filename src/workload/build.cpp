@@ -48,8 +48,9 @@ enum class Mode { kForward, kRecompute, kBackward, kWeightGradient };
 
 class StepBuilder {
  public:
-  explicit StepBuilder(const spec::Scenario& s)
+  StepBuilder(const spec::Scenario& s, std::size_t max_tasks)
       : s_(s),
+        max_tasks_(max_tasks),
         st_(s.strategy),
         chunks_(st_.pp * st_.vp),
         micro_batches_(st_.micro_batches()),
@@ -83,6 +84,7 @@ class StepBuilder {
 
   TaskId add(TaskKind kind, std::uint16_t stream, Category category, double seconds, std::string_view name,
              int layer, int mb) {
+    if (g_.size() == max_tasks_) throw too_many_tasks();
     graph::Task t;
     t.kind = kind;
     t.rank = static_cast<std::uint32_t>(stage_);
@@ -476,6 +478,15 @@ class StepBuilder {
     }
   }
 
+  Error too_many_tasks() const {
+    return Error(ErrorKind::kUnsupported,
+                 fmt::format("simulating this step needs more than {} tasks: {} micro-batches through {} "
+                             "layers on {} pipeline stages",
+                             max_tasks_, micro_batches_, s_.model.layers, st_.pp),
+                 "`stepcast estimate` prices the same step in closed form; or simulate fewer "
+                 "micro-batches (a larger --micro-batch or a smaller --global-batch)");
+  }
+
   void name_lanes() {
     const int peers = st_.tp * st_.cp * st_.dp;
     for (int stage = 0; stage < st_.pp; ++stage) {
@@ -488,6 +499,7 @@ class StepBuilder {
   }
 
   const spec::Scenario& s_;
+  const std::size_t max_tasks_;
   const spec::Strategy& st_;
   const int chunks_;
   const int micro_batches_;
@@ -515,6 +527,6 @@ class StepBuilder {
 
 }  // namespace
 
-graph::ExecGraph build(const spec::Scenario& s) { return StepBuilder(s).build(); }
+graph::ExecGraph build(const spec::Scenario& s, std::size_t max_tasks) { return StepBuilder(s, max_tasks).build(); }
 
 }  // namespace stepcast::workload

@@ -113,6 +113,14 @@ TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);
 }
 
+TEST(Cli, AZeroCountExitsTwoNamingTheValidRange) {
+  const Invocation r = stepcast("estimate --gpus 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output,
+            "--gpus: Value 0 not in range 1 to 2147483647\n"
+            "Run with --help for more information.\n");
+}
+
 TEST(Cli, MissingFileExitsOneNamingIt) {
   const Invocation r = stepcast("validate /nonexistent/runs.csv");
   EXPECT_EQ(r.exit_code, 1);
@@ -178,6 +186,25 @@ TEST(Cli, ValidateRunsThroughTheSimulatorOnRequest) {
   ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 500);
   EXPECT_EQ(nlohmann::json::parse(r.output)["summary"]["predicted"].get<int>(), 4);
   EXPECT_EQ(stepcast("validate " + csv + " --engine fast").exit_code, 2);
+}
+
+TEST(Cli, ValidateListsARowTooLargeToSimulateWithItsReason) {
+  // vTrain's schema; the second row's million micro-batches would take over 16.8 million tasks.
+  const std::string csv = ::testing::TempDir() + "stepcast_huge_row.csv";
+  std::ofstream out(csv);
+  out << "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+         "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n"
+         "8,16,1,1024,16,24,1024,1,1,8,200\n"
+         "8,1000000,1,1024,16,24,1024,1,1,8,1000\n";
+  out.close();
+  const Invocation r = stepcast("validate " + csv + " --engine sim --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 500);
+  const nlohmann::json report = nlohmann::json::parse(r.output);
+  EXPECT_EQ(report["summary"]["rows"].get<int>(), 2);
+  EXPECT_EQ(report["summary"]["predicted"].get<int>(), 1);
+  EXPECT_EQ(report["rows"][1]["reason"].get<std::string>(),
+            "simulating this step needs more than 16777216 tasks: 1000000 micro-batches through 24 layers "
+            "on 8 pipeline stages");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "workload/build.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
+#include "core/error.h"
 #include "sim/engine.h"
 #include "spec/presets.h"
 #include "workload/memory.h"
@@ -288,6 +290,22 @@ TEST(Build, ZeroBubbleIsFasterThanOneFOneB) {
   const double one_f_one_b = simulated(scenario("llama2-70b", "dgx-h100", x));
   x.schedule = spec::Schedule::kZeroBubbleH1;
   EXPECT_LT(simulated(scenario("llama2-70b", "dgx-h100", x)), 0.97 * one_f_one_b);
+}
+
+TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
+  const spec::Scenario s = scenario("llama2-70b", "dgx-h100", {.gpus = 32, .tp = 8, .pp = 4, .global_batch = 16});
+  const std::size_t needed = build(s).size();
+  EXPECT_EQ(build(s, needed).size(), needed);
+  try {
+    build(s, needed - 1);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_EQ(e.message(), fmt::format("simulating this step needs more than {} tasks: 16 micro-batches through "
+                                       "80 layers on 4 pipeline stages",
+                                       needed - 1));
+    EXPECT_NE(e.hint().find("stepcast estimate"), std::string::npos);
+  }
 }
 
 TEST(Build, GraphSizeDoesNotGrowWithDataParallelism) {
