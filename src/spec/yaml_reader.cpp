@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -109,13 +110,13 @@ class MapReader {
   }
 
   bool has(const std::string& key) {
-    known_.push_back(key);
+    note_known(key);
     return find(key) != nullptr;
   }
 
   // The value of a required key; throws naming the key when it is absent.
   YAML::Node value(const std::string& key) {
-    known_.push_back(key);
+    note_known(key);
     const Entry* e = find(key);
     if (e == nullptr) {
       // A misspelt required key is reported as the typo it is, not as a missing key.
@@ -148,7 +149,8 @@ class MapReader {
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < min || v > INT_MAX) {
       src_.fail(n.Mark(), field(key),
-                "expected a whole number >= " + std::to_string(min) + ", got " + describe(n));
+                "expected a whole number from " + std::to_string(min) + " to " + std::to_string(INT_MAX) +
+                    ", got " + describe(n));
     }
     return static_cast<int>(v);
   }
@@ -238,6 +240,11 @@ class MapReader {
   YAML::Node node_;
   std::string path_;
   std::vector<Entry> entries_;
+  // The keys asked for, each once (an optional key is asked for by has() and then read).
+  void note_known(const std::string& key) {
+    if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
+  }
+
   std::vector<std::string> known_;
 };
 

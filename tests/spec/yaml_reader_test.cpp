@@ -202,6 +202,18 @@ TEST(YamlReader, ErrorMessages) {
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
        "norm, position, tied_embeddings, bias, hidden_dropout, moe"},
+      {"an optional key that is present is listed once among the valid keys",
+       [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
+       "m.yaml:14:1: unknown key \"dropout\"\n"
+       "  dropout: 0.1\n"
+       "  ^\n"
+       "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
+       "norm, position, tied_embeddings, bias, hidden_dropout, moe"},
+      {"a count too large for the model",
+       [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
+       "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"
+       "  hidden: 99999999999\n"
+       "          ^"},
       {"missing required key", [] { read_model_yaml("m.yaml", edit(kModel, "vocab: 100\n", "")); },
        "m.yaml:1:1: missing required key \"vocab\"\n"
        "  name: tiny\n"
@@ -212,12 +224,12 @@ TEST(YamlReader, ErrorMessages) {
        "  ^"},
       {"wrong type for a count",
        [] { read_model_yaml("m.yaml", edit(kModel, "layers: 2", "layers: 2.5")); },
-       "m.yaml:2:9: layers: expected a whole number >= 1, got \"2.5\"\n"
+       "m.yaml:2:9: layers: expected a whole number from 1 to 2147483647, got \"2.5\"\n"
        "  layers: 2.5\n"
        "          ^"},
       {"a list where a count belongs",
        [] { read_model_yaml("m.yaml", edit(kModel, "heads: 4", "heads: [4]")); },
-       "m.yaml:5:8: heads: expected a whole number >= 1, got a list\n"
+       "m.yaml:5:8: heads: expected a whole number from 1 to 2147483647, got a list\n"
        "  heads: [4]\n"
        "         ^"},
       {"bad enum value",
