@@ -443,6 +443,26 @@ ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view tex
             "expected more than the " + std::to_string(previous) + " GPUs of the level inside it",
             "levels are listed innermost first");
       }
+      // Domains nest: one is made of whole domains of the level inside it, and either lies
+      // within a node or is made of whole nodes.
+      if (level.domain_gpus != 0 && previous != 0 && level.domain_gpus % previous != 0) {
+        src.fail(l.value("domain_gpus").Mark(), l.field("domain_gpus"),
+                 "expected a multiple of the " + std::to_string(previous) +
+                     " GPUs of the level inside it, got " + std::to_string(level.domain_gpus));
+      }
+      if (level.domain_gpus != 0 && c.gpus_per_node % level.domain_gpus != 0 &&
+          level.domain_gpus % c.gpus_per_node != 0) {
+        src.fail(l.value("domain_gpus").Mark(), l.field("domain_gpus"),
+                 std::to_string(level.domain_gpus) + " GPUs neither lie within a node of " +
+                     std::to_string(c.gpus_per_node) + " nor make whole nodes",
+                 "give a divisor or a multiple of gpus_per_node");
+      }
+      for (const TopologyLevel& inner : c.levels) {
+        if (inner.name == level.name) {
+          src.fail(l.value("name").Mark(), l.field("name"), "a second level named \"" + level.name + "\"",
+                   "each level needs its own name: reports and traces tell the levels apart by it");
+        }
+      }
       const bool nic_form = l.has("nics_per_node") || l.has("nic_bandwidth");
       if (l.has("bandwidth_per_gpu")) {
         if (nic_form) {

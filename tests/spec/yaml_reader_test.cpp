@@ -183,6 +183,25 @@ TEST(YamlReader, ErrorMessages) {
        "                         ^\n"
        "hint: accepted units: B/s, KB/s, MB/s, GB/s, TB/s, bit/s, Kbit/s, Mbit/s, Gbit/s, "
        "Tbit/s, Gb/s, Gbps, Tb/s, Mb/s"},
+      {"a scale-up domain that neither fits in a node nor makes whole nodes",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "gpus_per_node: 8", "gpus_per_node: 3")); },
+       "c.yaml:6:18: levels[0].domain_gpus: 8 GPUs neither lie within a node of 3 nor make whole "
+       "nodes\n"
+       "      domain_gpus: 8\n"
+       "                   ^\n"
+       "hint: give a divisor or a multiple of gpus_per_node"},
+      {"a domain that is not made of whole domains of the level inside it",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "domain_gpus: 0", "domain_gpus: 20")); },
+       "c.yaml:10:18: levels[1].domain_gpus: expected a multiple of the 8 GPUs of the level "
+       "inside it, got 20\n"
+       "      domain_gpus: 20\n"
+       "                   ^"},
+      {"two levels of one name",
+       [] { read_cluster_yaml("c.yaml", edit(kCluster, "name: ib", "name: nvlink")); },
+       "c.yaml:9:11: levels[1].name: a second level named \"nvlink\"\n"
+       "    - name: nvlink\n"
+       "            ^\n"
+       "hint: each level needs its own name: reports and traces tell the levels apart by it"},
       {"unknown top-level key",
        [] { read_cluster_yaml("c.yaml", edit(kCluster, "gpus_per_node", "gpus_per_nodes")); },
        "c.yaml:3:1: unknown key \"gpus_per_nodes\"\n"
