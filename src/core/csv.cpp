@@ -27,6 +27,9 @@ int CsvTable::column(std::string_view name) const {
 }
 
 CsvTable read_csv(std::string_view source, std::string_view text) {
+  // Spreadsheets saving "CSV UTF-8" (Excel among them) start the file with a byte-order mark.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
   CsvTable table;
   table.source = std::string(source);
   std::vector<CsvRow> records;

@@ -1,5 +1,5 @@
 // A small RFC 4180 CSV reader: comma-separated, double-quoted fields may hold commas, quotes ("")
-// and newlines. The first record is the header.
+// and newlines. The first record is the header; a leading UTF-8 byte-order mark is skipped.
 //
 //   core::CsvTable t = core::read_csv("runs.csv", text);
 //   int col = t.column("tp");             // -1 when absent

@@ -1,5 +1,8 @@
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "analytic/estimate.h"
@@ -27,6 +30,7 @@ constexpr const char* kVtrainColumns[] = {
     "# GPUs", "global batch", "micro batch", "hidden size", "attention heads", "# layers",
     "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
     "iteration time (ms)"};
+constexpr const char* kRequiredCell = "empty cell; this column is required";
 constexpr const char* kVtrainSource = "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)";
 
 // Accessor for one CSV record that names file, line and column in every error.
@@ -59,13 +63,18 @@ class RowReader {
     }
     return static_cast<int>(*v);
   }
+  // A measured quantity: above zero and at most `most` (an empty cell is none).
+  std::optional<double> measurement(std::string_view column, double most) const {
+    const std::optional<double> v = number(column);
+    if (v && (*v <= 0 || *v > most)) {
+      const std::string bound = std::isinf(most) ? "" : fmt::format(" and at most {}", most);
+      fail(column, fmt::format("expected a measured value above zero{}, got \"{}\"", bound, text(column)), {});
+    }
+    return v;
+  }
   int required(std::string_view column) const {
     const std::optional<int> v = integer(column);
-    if (!v) {
-      throw Error(ErrorKind::kInvalidInput, "empty cell; this column is required")
-          .at({table_.source, row_.line, 0})
-          .in_field(std::string(column));
-    }
+    if (!v) fail(column, kRequiredCell, {});
     return *v;
   }
   int line() const { return row_.line; }
@@ -264,13 +273,14 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   c.model = r.text("model");
   c.line = row.line;
   const std::string& notes = r.text("notes");
-  if (const auto v = r.number("measured_iter_s")) {
+  constexpr double kAny = std::numeric_limits<double>::infinity();
+  if (const auto v = r.measurement("measured_iter_s", kAny)) {
     c.quantity = Quantity::kIterationTime, c.measured = *v;
-  } else if (const auto v = r.number("measured_tokens_per_s")) {
+  } else if (const auto v = r.measurement("measured_tokens_per_s", kAny)) {
     c.quantity = Quantity::kTokensPerSecond, c.measured = *v;
-  } else if (const auto v = r.number("measured_tflops_per_gpu")) {
+  } else if (const auto v = r.measurement("measured_tflops_per_gpu", kAny)) {
     c.quantity = Quantity::kTflopsPerGpu, c.measured = *v;
-  } else if (const auto v = r.number("measured_mfu")) {
+  } else if (const auto v = r.measurement("measured_mfu", 1)) {  // a fraction, as in the published table
     c.quantity = Quantity::kMfu, c.measured = *v;
   } else {
     c.reason = "no measured quantity (iteration time, tokens/s, TFLOP/s or MFU)";
@@ -338,7 +348,9 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   c.source = kVtrainSource;
   c.line = row.line;
   c.quantity = Quantity::kIterationTime;
-  c.measured = r.number("iteration time (ms)").value_or(0) / 1000;
+  const std::optional<double> ms = r.measurement("iteration time (ms)", std::numeric_limits<double>::infinity());
+  if (!ms) r.fail("iteration time (ms)", kRequiredCell, {});
+  c.measured = *ms / 1000;
   spec::Scenario& s = c.scenario;
   spec::ModelSpec& m = s.model;
   m.hidden = r.required("hidden size");

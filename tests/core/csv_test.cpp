@@ -18,6 +18,12 @@ TEST(Csv, ReadsQuotedCellsWithCommasQuotesAndNewlines) {
   EXPECT_EQ(t.column("d"), -1);
 }
 
+TEST(Csv, SkipsTheByteOrderMarkSpreadsheetsWriteFirst) {
+  const CsvTable t = read_csv("t.csv", "\xEF\xBB\xBF# GPUs,tp\n8,2\n");
+  EXPECT_EQ(t.column("# GPUs"), 0);
+  EXPECT_EQ(t.rows[0].cells[1], "2");
+}
+
 TEST(Csv, RejectsRecordWithWrongCellCountNamingTheLine) {
   try {
     read_csv("t.csv", "a,b\n1,2\n3\n");

@@ -57,6 +57,26 @@ TEST(ReadTable, RejectsNonNumericCellNamingLineAndColumn) {
   }
 }
 
+TEST(ReadTable, RejectsAMeasurementThatIsNotAboveZeroOrAnMfuAboveOne) {
+  const auto error_of = [](const std::string& text) {
+    try {
+      read_table("v.csv", text, {});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,-5\n"),
+            "v.csv:2: iteration time (ms): expected a measured value above zero, got \"-5\"");
+  EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,\n"),
+            "v.csv:2: iteration time (ms): empty cell; this column is required");
+  // MFU is a fraction in the published schema; 50.5 is a percentage.
+  std::string row = kNarayananZero3Row;
+  row.replace(row.find(",144,,"), 6, ",,50.5,");
+  EXPECT_EQ(error_of(std::string(kPublishedHeader) + row),
+            "v.csv:2: measured_mfu: expected a measured value above zero and at most 1, got \"50.5\"");
+}
+
 TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
   // 8 GPUs but tp 2 x dp 2 x pp 1 = 4.
   const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,1,219.7\n";
