@@ -32,12 +32,15 @@ void expect_ratchet(const Report& r, const std::map<std::string, double>& limits
 TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv");
   EXPECT_EQ(r.overall.rows, 83);
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.08},
+  // 2026-11-22, last: the four marked "split k" rise with A100 GEMMs of too few output tiles split
+  // along k, as cuBLAS does; the rule halves the tile model's error on OpenXLA's measured GEMMs
+  // (tests/cost/gemm_grid_test.cpp), and the rows it speeds up were already predicted too fast.
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.085},  // split k (0.08)
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
                      // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
                      // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
                      // host's time for the n slice views and copies of each such collective.
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.305},
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.307},  // split k (0.305)
                      // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
                      // without it, the stages' real layer counts and async TP per edge GEMM;
                      // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
@@ -56,7 +59,7 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.277}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
   // per-tensor collectives, 0.335 before SMs).
-  EXPECT_LE(r.overall.mape, 0.275);
+  EXPECT_LE(r.overall.mape, 0.276);  // split k (0.275)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -70,7 +73,7 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   // time missing at TP 1 (docs/errors.md); the measured rows fit the corrected form twice as well.
   // 2026-11-22: 0.086 with GEMMs of an odd dimension (GPT-2's unpadded head at TP 1) at a third
   // of their rate, as Netflix measured.
-  EXPECT_LE(r.overall.mape, 0.086);
+  EXPECT_LE(r.overall.mape, 0.09);  // split k, as above (0.086)
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
@@ -78,10 +81,10 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
 TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 83);
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.07},
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.075},  // split k, as above (0.07)
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
                      // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies.
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.30},
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.302},  // split k (0.30)
                      // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
                      // once took no further SMs: the parameter gathers beside the gradient buckets
                      // now slow row 3's stages more, +0.4% to -1.4%).
@@ -93,13 +96,13 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.278}});
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
-  EXPECT_LE(r.overall.mape, 0.272);
+  EXPECT_LE(r.overall.mape, 0.2731);  // split k (0.272)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 1440);
-  EXPECT_LE(r.overall.mape, 0.105);  // 2026-11-22, odd GEMMs as above (0.125 with host dispatch; 0.32)
+  EXPECT_LE(r.overall.mape, 0.11);  // split k, as above (0.105); 2026-11-22, odd GEMMs as above (0.125 with host dispatch; 0.32)
 }
 
 }  // namespace

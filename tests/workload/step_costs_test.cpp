@@ -89,7 +89,8 @@ TEST(ShardedCollectives, GradientsReduceScatterTensorByTensorWithoutHidingTheirC
 
 // One GEMM on an A100 (108 SMs; an NCCL collective holds 24 of them), long enough in k to be
 // bound by its math, whose 128 x 256 output tiles number `tiles`.
-Op gemm_of_tiles(int tiles) { return {.name = "gemm", .kind = OpKind::kGemm, .m = 128.0 * tiles, .n = 256, .k = 65536}; }
+// k = 128 is too short to split (cost/compute.cpp, kMinSplitK), so the tiles are the output's.
+Op gemm_of_tiles(int tiles) { return {.name = "gemm", .kind = OpKind::kGemm, .m = 128.0 * tiles, .n = 256, .k = 128}; }
 
 spec::Scenario a100() {
   spec::Scenario s;
@@ -150,6 +151,18 @@ TEST(SmShare, GemmOfOneFullWaveTakesTwoWavesBesideACollective) {
   const Op op = gemm_of_tiles(108);
   const double alone = op_times(op, s, kSmsOnly).whole.fwd - overhead;
   EXPECT_NEAR(op_times(op, s, kSmsOnly).beside.fwd - overhead, 2 * alone, 1e-12);
+}
+
+TEST(SmShare, AGemmOfTooFewTilesSplitsKToFillTheSmsAndSumsItsPartials) {
+  const spec::Scenario s = a100();
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  // One 128 x 256 output tile, k = 65536: split 16 ways (the most) it is 16 tiles of k = 4096,
+  // one wave, plus 16 fp32 partial tiles written and read back.
+  const Op one_tile{.name = "gemm", .kind = OpKind::kGemm, .m = 128, .n = 256, .k = 65536};
+  const double per_sm = gpu.peak_bf16_flops * gpu.matmul_efficiency * cost::clock_factor(gpu) / gpu.sm_count;
+  const double partials = 8.0 * 16 * 128 * 256 / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
+  EXPECT_NEAR(op_times(one_tile, s, kSmsOnly).whole.fwd,
+              2.0 * 128 * 256 * 4096 / per_sm + gpu.kernel_overhead_s + partials, 1e-12);
 }
 
 TEST(SmShare, EachCollectiveHoldsItsOwnSmsSoTwoLeaveSixtyOfAnA100s108) {
