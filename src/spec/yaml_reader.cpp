@@ -236,15 +236,15 @@ class MapReader {
     return nullptr;
   }
 
-  const Source& src_;
-  YAML::Node node_;
-  std::string path_;
-  std::vector<Entry> entries_;
   // The keys asked for, each once (an optional key is asked for by has() and then read).
   void note_known(const std::string& key) {
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
   }
 
+  const Source& src_;
+  YAML::Node node_;
+  std::string path_;
+  std::vector<Entry> entries_;
   std::vector<std::string> known_;
 };
 

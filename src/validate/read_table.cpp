@@ -64,7 +64,8 @@ class RowReader {
     return static_cast<int>(*v);
   }
   // A measured quantity: above zero and at most `most` (an empty cell is none).
-  std::optional<double> measurement(std::string_view column, double most) const {
+  std::optional<double> measurement(std::string_view column,
+                                    double most = std::numeric_limits<double>::infinity()) const {
     const std::optional<double> v = number(column);
     if (v && (*v <= 0 || *v > most)) {
       const std::string bound = std::isinf(most) ? "" : fmt::format(" and at most {}", most);
@@ -273,12 +274,11 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   c.model = r.text("model");
   c.line = row.line;
   const std::string& notes = r.text("notes");
-  constexpr double kAny = std::numeric_limits<double>::infinity();
-  if (const auto v = r.measurement("measured_iter_s", kAny)) {
+  if (const auto v = r.measurement("measured_iter_s")) {
     c.quantity = Quantity::kIterationTime, c.measured = *v;
-  } else if (const auto v = r.measurement("measured_tokens_per_s", kAny)) {
+  } else if (const auto v = r.measurement("measured_tokens_per_s")) {
     c.quantity = Quantity::kTokensPerSecond, c.measured = *v;
-  } else if (const auto v = r.measurement("measured_tflops_per_gpu", kAny)) {
+  } else if (const auto v = r.measurement("measured_tflops_per_gpu")) {
     c.quantity = Quantity::kTflopsPerGpu, c.measured = *v;
   } else if (const auto v = r.measurement("measured_mfu", 1)) {  // a fraction, as in the published table
     c.quantity = Quantity::kMfu, c.measured = *v;
@@ -348,7 +348,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   c.source = kVtrainSource;
   c.line = row.line;
   c.quantity = Quantity::kIterationTime;
-  const std::optional<double> ms = r.measurement("iteration time (ms)", std::numeric_limits<double>::infinity());
+  const std::optional<double> ms = r.measurement("iteration time (ms)");
   if (!ms) r.fail("iteration time (ms)", kRequiredCell, {});
   c.measured = *ms / 1000;
   spec::Scenario& s = c.scenario;
