@@ -35,7 +35,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // 2026-11-22, last: the four marked "split k" rise with A100 GEMMs of too few output tiles split
   // along k, as cuBLAS does; the rule halves the tile model's error on OpenXLA's measured GEMMs
   // (tests/cost/gemm_grid_test.cpp), and the rows it speeds up were already predicted too fast.
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.085},  // split k (0.08)
+  // Later, "softmax": Megatron's fused softmax runs only where micro-batch x heads per TP rank is a
+  // multiple of 4, else PyTorch's FP32 chain. At Table 1's default micro-batch of 1 that is the
+  // 18.4B (6 heads per rank: -3.7% -> -18.6%) and the 76.1B (10: +14.2% -> 0.0%).
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.086},  // softmax (0.085, split k 0.08)
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
                      // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
                      // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
@@ -59,7 +62,7 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.277}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
   // per-tensor collectives, 0.335 before SMs).
-  EXPECT_LE(r.overall.mape, 0.276);  // split k (0.275)
+  EXPECT_LE(r.overall.mape, 0.276);  // split k (0.275); softmax, as above
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -73,7 +76,7 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   // time missing at TP 1 (docs/errors.md); the measured rows fit the corrected form twice as well.
   // 2026-11-22: 0.086 with GEMMs of an odd dimension (GPT-2's unpadded head at TP 1) at a third
   // of their rate, as Netflix measured.
-  EXPECT_LE(r.overall.mape, 0.09);  // split k, as above (0.086)
+  EXPECT_LE(r.overall.mape, 0.0875);  // split k, as above (0.09); the softmax fallback at TP 8, micro-batch 1
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
@@ -81,7 +84,7 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
 TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 83);
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.075},  // split k, as above (0.07)
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.079},  // softmax (0.075), split k (0.07), as above
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
                      // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies.
                      {"Narayanan2021_SC21_Megatron_Table2", 0.302},  // split k (0.30)
@@ -96,13 +99,13 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.278}});
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
-  EXPECT_LE(r.overall.mape, 0.2731);  // split k (0.272)
+  EXPECT_LE(r.overall.mape, 0.2735);  // softmax (0.2731), split k (0.272)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 1440);
-  EXPECT_LE(r.overall.mape, 0.11);  // split k, as above (0.105); 2026-11-22, odd GEMMs as above (0.125 with host dispatch; 0.32)
+  EXPECT_LE(r.overall.mape, 0.108);  // softmax fallback (0.11), split k, as above (0.105); 2026-11-22, odd GEMMs as above (0.125 with host dispatch; 0.32)
 }
 
 }  // namespace

@@ -75,6 +75,34 @@ TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
   EXPECT_GT(scaled.bwd_input, op_times(plain, s, Overlap{}).whole.bwd_input);
 }
 
+// Megatron's fused scale-mask-softmax needs micro-batch x heads per TP rank to be a multiple of 4
+// and at most 4096 keys; otherwise it runs PyTorch's FP32 chain: 36 bytes per score in 5
+// kernels against 4 in one.
+TEST(Operators, MegatronSoftmaxFallsBackToAnFp32ChainWhereItsFusedKernelCannotRun) {
+  const auto softmax = [](int micro_batch, int seq) {
+    spec::Scenario s;
+    s.model = spec::model_preset("megatron-gpt-18.4b");  // 48 heads: 6 per rank at TP 8
+    s.cluster = spec::cluster_preset("dgx-a100-80g");
+    s.gpus = 8;
+    s.strategy.tp = 8;
+    s.strategy.micro_batch = micro_batch;
+    s.strategy.global_batch = micro_batch;
+    s.strategy.seq_len = seq;
+    s.strategy.attention = spec::AttentionKernel::kUnfused;
+    return find(layer_ops(spec::complete_and_validate(s), false), "softmax");
+  };
+  const Op fused = softmax(2, 2048);  // 12 matrices per rank
+  const Op odd = softmax(1, 2048);    // 6
+  const Op long_context = softmax(2, 8192);
+  const double scores = fused.bytes / 4;
+  EXPECT_EQ(fused.launches, 1);
+  EXPECT_EQ(odd.launches, 5);
+  EXPECT_EQ(odd.bwd_launches, 5);
+  EXPECT_DOUBLE_EQ(odd.bytes, 36 * scores / 2);
+  EXPECT_DOUBLE_EQ(odd.bytes * odd.bwd_bytes, 40 * scores / 2);
+  EXPECT_EQ(long_context.launches, 5);
+}
+
 TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTimes) {
   spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
   const Op fused = find(head_ops(s), "cross_entropy");
