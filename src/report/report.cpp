@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "workload/operators.h"
 #include "workload/step_costs.h"
 
 namespace stepcast::report {
@@ -72,6 +73,14 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
         "take three times as long (docs/model.md section 2). Pad it to a multiple of 64.\n",
         linear.name, linear.width);
   }
+  if (!workload::megatron_softmax_fused(s)) {
+    out += fmt::format(
+        "\nnote: Megatron's fused softmax cannot run: {:g} attention matrices per GPU and micro-batch "
+        "(micro-batch x heads / tp) at sequence {}, where it needs a multiple of 4 (of 8 up to 128 tokens) "
+        "and 17 to 4096 tokens. The model prices PyTorch's FP32 softmax instead, 9 times the bytes in 5 "
+        "kernels (docs/model.md section 1).\n",
+        s.strategy.micro_batch * static_cast<double>(s.model.heads) / s.strategy.tp, s.strategy.seq_len);
+  }
   return out;
 }
 
@@ -94,6 +103,7 @@ nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& 
   for (const workload::OddWidthLinear& linear : workload::odd_width_linears(s)) {
     odd.push_back({{"op", linear.name}, {"width", static_cast<long long>(linear.width)}});
   }
+  j["megatron_softmax_fused"] = workload::megatron_softmax_fused(s);
   const spec::Strategy& st = s.strategy;
   j["scenario"] = {{"model", s.model.name},
                    {"cluster", s.cluster.name},

@@ -132,22 +132,13 @@ Op residual(const char* name, double tokens, double hidden, double e, bool fused
   return kernel_chain(name, add + kMaskBytes * elements, 3 * e * elements + (2 * e + kMaskBytes) * elements, 1, 2);
 }
 
-// Megatron's scale-mask-softmax over `elements` scores: `attention_batches` (micro-batch x heads
-// per TP rank) matrices of `queries` x `keys`. Its fused kernel reads and writes each score once
-// (backward reads two, writes one). It runs only where its warps tile the batch
-// (FusedScaleMaskSoftmax.is_kernel_available: 16 < keys <= 4096, queries and keys multiples of 4,
-// the batch a multiple of 4 and of the kernel's batches per block); elsewhere Megatron falls back to PyTorch in FP32 (softmax in
-// FP32 with query-key layer scaling, its default): float(), times the scale, masked_fill_,
-// softmax, back to 16 bits, e + 4 + 8 + 8 + 8 + 4 + e bytes per score in 5 kernels, and
-// backward the same chain's gradients, e + 4 + 12 + 8 + 8 + 4 + e in 5. Megatron warns at start-up
-// that "constraints for invoking optimized fused softmax kernel are not met" for such a run.
-Op scaled_masked_softmax(double elements, double e, double attention_batches, double queries, double keys) {
-  const double warp_keys = std::min(std::bit_ceil(static_cast<unsigned long long>(keys)), 32ULL);
-  const double batches_per_warp = std::bit_ceil(static_cast<unsigned long long>(keys)) <= 128 ? 2 : 1;
-  const double batches_per_block = 128 / warp_keys * batches_per_warp;
-  const auto whole_multiple = [](double x, double of) { return std::fmod(x, of) == 0; };
-  const bool fused = keys > 16 && keys <= 4096 && whole_multiple(queries, 4) && whole_multiple(keys, 4) &&
-                     whole_multiple(attention_batches, 4) && whole_multiple(attention_batches, batches_per_block);
+// Megatron's scale-mask-softmax over `elements` scores. Its fused kernel reads and writes each
+// score once (backward reads two, writes one). Where it cannot run (megatron_softmax_fused)
+// Megatron falls back to PyTorch in FP32 (softmax in FP32 with query-key layer scaling, its
+// default): float(), times the scale, masked_fill_, softmax, back to 16 bits, e + 4 + 8 + 8 + 8 +
+// 4 + e bytes per score in 5 kernels, and backward the same chain's gradients, e + 4 + 12 + 8 + 8
+// + 4 + e in 5.
+Op scaled_masked_softmax(double elements, double e, bool fused) {
   if (fused) return memory_op("softmax", 2 * e * elements, 1.5);
   return kernel_chain("softmax", (2 * e + 32) * elements, (2 * e + 36) * elements, 5, 5);
 }
@@ -190,7 +181,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
   Op scores = gemm("attention_scores", queries, keys, hd, instances, e);
   scores.grad_scale_bytes = 2 * e * (queries + keys) * hd * instances;
   Op ops[] = {scores,
-              scaled_masked_softmax(elements, e, instances, queries, keys),
+              scaled_masked_softmax(elements, e, megatron_softmax_fused(s)),
               memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
               gemm("attention_values", queries, hd, keys, instances, e),
               attention_transpose(2 * e * queries * hd * instances)};
@@ -239,6 +230,20 @@ double activation_bytes(const spec::Strategy& st) {
 
 double gradient_bytes(const spec::Strategy& st) {
   return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
+}
+
+bool megatron_softmax_fused(const Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  if (st.attention == AttentionKernel::kFlash) return true;
+  const double queries = st.seq_len / static_cast<double>(st.cp), keys = st.seq_len;
+  const double attention_batches = st.micro_batch * static_cast<double>(s.model.heads) / st.tp;
+  // The kernel's batches per block: 128 threads in warps of min(keys rounded up to a power of
+  // two, 32) lanes, each warp taking two rows of up to 128 keys or one longer row.
+  const auto keys_pow2 = std::bit_ceil(static_cast<unsigned long long>(keys));
+  const double batches_per_block = 128.0 / std::min(keys_pow2, 32ULL) * (keys_pow2 <= 128 ? 2 : 1);
+  const auto whole_multiple = [](double x, double of) { return std::fmod(x, of) == 0; };
+  return keys > 16 && keys <= 4096 && whole_multiple(queries, 4) && whole_multiple(keys, 4) &&
+         whole_multiple(attention_batches, 4) && whole_multiple(attention_batches, batches_per_block);
 }
 
 double local_tokens(const Scenario& s) {

@@ -100,6 +100,13 @@ LayerOps layer_ops(const spec::Scenario& s, bool moe_layer);
 LayerOps embedding_ops(const spec::Scenario& s);
 LayerOps head_ops(const spec::Scenario& s);
 
+/// Whether Megatron's fused scale-mask-softmax kernel runs for `s`'s unfused attention
+/// (FusedScaleMaskSoftmax.is_kernel_available): 16 < seq <= 4096, queries and keys multiples of 4,
+/// micro_batch x heads / tp a multiple of 4 and of the kernel's batches per block. Where it does
+/// not, Megatron runs PyTorch's FP32 softmax and warns that the "constraints for invoking
+/// optimized fused softmax kernel are not met". True under FlashAttention, which fuses it.
+bool megatron_softmax_fused(const spec::Scenario& s);
+
 /// Tokens each GPU processes per micro-batch: micro_batch * seq_len / cp.
 double local_tokens(const spec::Scenario& s);
 

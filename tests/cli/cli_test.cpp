@@ -108,6 +108,20 @@ TEST(Cli, AnOddVocabularyWidthIsNamedWithTheFix) {
   EXPECT_EQ(stepcast(args + " --tp 2").output.find("note:"), std::string::npos);
 }
 
+TEST(Cli, MegatronsSoftmaxFallbackIsNamedWithItsCause) {
+  // GPT 18.4B's 48 heads over TP 8: 6 attention matrices per GPU at micro-batch 1.
+  const std::string args = "estimate --model megatron-gpt-18.4b --cluster dgx-a100-80g --gpus 8 --tp 8 --seq 2048 "
+                           "--attention unfused";
+  const Invocation text = stepcast(args);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("note: Megatron's fused softmax cannot run: 6 attention matrices"), std::string::npos)
+      << text.output;
+  EXPECT_FALSE(nlohmann::json::parse(stepcast(args + " --json").output)["megatron_softmax_fused"]);
+  // Two sequences per micro-batch make 12, and the fused kernel runs.
+  EXPECT_TRUE(nlohmann::json::parse(stepcast(args + " --micro-batch 2 --json").output)["megatron_softmax_fused"]);
+  EXPECT_EQ(stepcast(args + " --micro-batch 2").output.find("note:"), std::string::npos);
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);
