@@ -79,7 +79,7 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
         "(micro-batch x heads / tp) at sequence {}, where it needs a multiple of 4 (of 8 up to 128 tokens) "
         "and 17 to 4096 tokens. The model prices PyTorch's FP32 softmax instead, 9 times the bytes in 5 "
         "kernels (docs/model.md section 1).\n",
-        s.strategy.micro_batch * static_cast<double>(s.model.heads) / s.strategy.tp, s.strategy.seq_len);
+        workload::attention_matrices(s), s.strategy.seq_len);
   }
   return out;
 }

@@ -150,7 +150,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
   const double hd = m.effective_head_dim();
   const double queries = st.seq_len / static_cast<double>(st.cp);  // local query positions
   const double keys = st.seq_len;                                   // context each query can see
-  const double instances = st.micro_batch * static_cast<double>(m.heads) / st.tp;
+  const double instances = attention_matrices(s);
   if (st.attention == AttentionKernel::kFlash) {
     // FlashAttention skips the masked upper triangle: on average a query sees half the keys (with
     // context parallelism the load-balanced chunks keep that average). QK^T and PV: 2 x 2 FLOPs
@@ -232,11 +232,15 @@ double gradient_bytes(const spec::Strategy& st) {
   return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
 }
 
+double attention_matrices(const Scenario& s) {
+  return s.strategy.micro_batch * static_cast<double>(s.model.heads) / s.strategy.tp;
+}
+
 bool megatron_softmax_fused(const Scenario& s) {
   const spec::Strategy& st = s.strategy;
   if (st.attention == AttentionKernel::kFlash) return true;
   const double queries = st.seq_len / static_cast<double>(st.cp), keys = st.seq_len;
-  const double attention_batches = st.micro_batch * static_cast<double>(s.model.heads) / st.tp;
+  const double attention_batches = attention_matrices(s);
   // The kernel's batches per block: 128 threads in warps of min(keys rounded up to a power of
   // two, 32) lanes, each warp taking two rows of up to 128 keys or one longer row.
   const auto keys_pow2 = std::bit_ceil(static_cast<unsigned long long>(keys));

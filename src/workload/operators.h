@@ -100,6 +100,10 @@ LayerOps layer_ops(const spec::Scenario& s, bool moe_layer);
 LayerOps embedding_ops(const spec::Scenario& s);
 LayerOps head_ops(const spec::Scenario& s);
 
+/// Attention matrices (query heads x sequences) one GPU computes per micro-batch:
+/// micro_batch * heads / tp.
+double attention_matrices(const spec::Scenario& s);
+
 /// Whether Megatron's fused scale-mask-softmax kernel runs for `s`'s unfused attention
 /// (FusedScaleMaskSoftmax.is_kernel_available): 16 < seq <= 4096, queries and keys multiples of 4,
 /// micro_batch x heads / tp a multiple of 4 and of the kernel's batches per block. Where it does
