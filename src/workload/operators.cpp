@@ -1,6 +1,5 @@
 #include "workload/operators.h"
 
-#include <bit>
 #include <cmath>
 #include <memory>
 
@@ -241,13 +240,12 @@ bool megatron_softmax_fused(const Scenario& s) {
   if (st.attention == AttentionKernel::kFlash) return true;
   const double queries = st.seq_len / static_cast<double>(st.cp), keys = st.seq_len;
   const double attention_batches = attention_matrices(s);
-  // The kernel's batches per block: 128 threads in warps of min(keys rounded up to a power of
-  // two, 32) lanes, each warp taking two rows of up to 128 keys or one longer row.
-  const auto keys_pow2 = std::bit_ceil(static_cast<unsigned long long>(keys));
-  const double batches_per_block = 128.0 / std::min(keys_pow2, 32ULL) * (keys_pow2 <= 128 ? 2 : 1);
+  // The kernel's batches per block: above 16 keys, 4 warps of 32 lanes per block, each warp
+  // taking two rows of up to 128 keys or one longer row. Megatron's own "multiple of 4" follows.
+  const double batches_per_block = keys <= 128 ? 8 : 4;
   const auto whole_multiple = [](double x, double of) { return std::fmod(x, of) == 0; };
   return keys > 16 && keys <= 4096 && whole_multiple(queries, 4) && whole_multiple(keys, 4) &&
-         whole_multiple(attention_batches, 4) && whole_multiple(attention_batches, batches_per_block);
+         whole_multiple(attention_batches, batches_per_block);
 }
 
 double local_tokens(const Scenario& s) {
