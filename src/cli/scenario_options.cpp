@@ -15,6 +15,9 @@ namespace {
 // range of whole numbers from 1 says what is valid.
 const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
 
+// Tokens per sequence when --seq is not given and the model allows as many.
+constexpr int kDefaultSeqLen = 4096;
+
 }  // namespace
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
@@ -30,10 +33,13 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->check(kAtLeastOne);
   st.global_batch = 0;
-  st.seq_len = 4096;
+  st.seq_len = 0;  // unset: kDefaultSeqLen, or the model's max_seq where that is shorter
   cmd.add_option("--global-batch", st.global_batch, "Sequences per optimizer step (default: dp * micro-batch)");
   cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)");
-  cmd.add_option("--seq", st.seq_len, "Tokens per sequence")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--seq", st.seq_len,
+                 "Tokens per sequence (default: " + std::to_string(kDefaultSeqLen) +
+                     ", or the model's max_seq where that is shorter)")
+      ->check(kAtLeastOne);
   cmd.add_option("--recompute", o.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"none", "selective", "full", "op"}))->capture_default_str();
   cmd.add_option("--recompute-every", st.recompute_interval,
@@ -143,6 +149,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   if (o.schedule == "gpipe") st.schedule = spec::Schedule::kGpipe;
   if (o.schedule == "interleaved") st.schedule = spec::Schedule::kInterleaved;
   if (o.schedule == "zb-h1") st.schedule = spec::Schedule::kZeroBubbleH1;
+  if (st.seq_len == 0) {
+    st.seq_len = s.model.max_seq > 0 ? std::min(kDefaultSeqLen, s.model.max_seq) : kDefaultSeqLen;
+  }
   const int dp = st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
   if (o.global_batch_tokens > 0) {
     if (st.global_batch > 0) {

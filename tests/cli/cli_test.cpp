@@ -59,6 +59,23 @@ TEST(Cli, ImpossibleStrategyExitsOneListingEveryProblem) {
             "  tp 3 does not divide 64 heads; valid tp on this model: 1, 2, 4, 8\n");
 }
 
+TEST(Cli, DefaultSequenceIsTheModelsWhereThatIsShorter) {
+  const Invocation gpt3 = stepcast("estimate --model gpt3-175b --gpus 64 --tp 8 --pp 8 --json");
+  ASSERT_EQ(gpt3.exit_code, 0) << gpt3.output;
+  EXPECT_EQ(nlohmann::json::parse(gpt3.output)["scenario"]["seq_len"], 2048);
+  const Invocation llama = stepcast("estimate --model llama3.1-8b --gpus 8 --json");
+  ASSERT_EQ(llama.exit_code, 0) << llama.output;
+  EXPECT_EQ(nlohmann::json::parse(llama.output)["scenario"]["seq_len"], 4096);
+}
+
+TEST(Cli, SequenceBeyondLearnedPositionsExitsOne) {
+  const Invocation r = stepcast("estimate --model gpt3-175b --gpus 64 --tp 8 --pp 8 --seq 4096");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output,
+            "stepcast: error: sequence length 4096 is longer than the 2048 positions of gpt3-175b's "
+            "learned position embedding; valid: at most 2048 (or a model file with a larger max_seq)\n");
+}
+
 TEST(Cli, HostDispatchWithoutAUnitExitsOneNamingTheOption) {
   const Invocation r = stepcast("estimate --host-dispatch 42");
   EXPECT_EQ(r.exit_code, 1);

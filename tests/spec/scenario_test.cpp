@@ -202,6 +202,28 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "sequence length 4100 does not split into 2 x cp 4 = 8 chunks for ring "
                   "attention; nearest valid sequence lengths: 4096, 4104"},
+        Violation{"SequenceNotInTpSlicesUnderSequenceParallelism", false,
+                  [](Scenario& s) {
+                    s.strategy.sequence_parallel = true;
+                    s.strategy.seq_len = 4100;
+                  },
+                  "sequence length 4100 does not split into cp 1 x tp 8 = 8 slices for sequence "
+                  "parallelism; nearest valid sequence lengths: 4096, 4104"},
+        Violation{"ContextParallelWithUnfusedAttention", false,
+                  [](Scenario& s) {
+                    s.strategy.cp = 2;
+                    s.gpus = 128;
+                    s.strategy.attention = AttentionKernel::kUnfused;
+                  },
+                  "cp 2 needs FlashAttention-style attention (ring attention merges one key/value "
+                  "block at a time); use --attention flash, or cp 1 with unfused attention"},
+        Violation{"SequenceLongerThanLearnedPositions", false,
+                  [](Scenario& s) {
+                    s.model.position = PositionKind::kLearned;
+                    s.model.max_seq = 2048;
+                  },
+                  "sequence length 4096 is longer than the 2048 positions of llama-like's learned "
+                  "position embedding; valid: at most 2048 (or a model file with a larger max_seq)"},
         Violation{"ExpertParallelOnDenseModel", false, [](Scenario& s) { s.strategy.ep = 2; },
                   "ep 2 needs a mixture-of-experts model, but this model is dense; use ep 1"},
         Violation{"EpDoesNotDivideExperts", true, [](Scenario& s) { s.strategy.ep = 3; },
