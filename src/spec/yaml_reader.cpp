@@ -380,6 +380,11 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
                    std::to_string(m.heads));
     }
     m.head_dim = r.count("head_dim", 1, 0);
+    if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+      src.fail(r.value("heads").Mark(), "heads",
+               std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden),
+               "give head_dim, or a head count that divides the hidden size");
+    }
     m.vocab = r.count("vocab", 1);
     m.max_seq = r.count("max_seq", 1);
     m.mlp = r.choice<MlpKind>("mlp", {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}});

@@ -278,6 +278,12 @@ TEST(YamlReader, ErrorMessages) {
        "m.yaml:13:11: kv_heads: kv_heads 3 does not divide heads 4\n"
        "  kv_heads: 3\n"
        "            ^"},
+      {"heads that do not divide the hidden size",
+       [] { read_model_yaml("m.yaml", edit(kModel, "heads: 4", "heads: 3")); },
+       "m.yaml:5:8: heads: 3 heads do not divide hidden 64\n"
+       "  heads: 3\n"
+       "         ^\n"
+       "hint: give head_dim, or a head count that divides the hidden size"},
       {"top_k above the expert count",
        [] {
          read_model_yaml("m.yaml",
