@@ -229,27 +229,37 @@ class Checker {
       problem("sequence length is " + str(st_.seq_len) + "; it must be at least 1");
       return;
     }
-    // A learned position embedding has one row per position it was trained for: a longer
-    // sequence has no position to look up (RoPE and ALiBi extend, as long-context training does).
-    if (m_.position == PositionKind::kLearned && m_.max_seq > 0 && st_.seq_len > m_.max_seq) {
-      problem("sequence length " + str(st_.seq_len) + " is longer than the " + str(m_.max_seq) +
-              " positions of " + m_.name + "'s learned position embedding; valid: at most " +
-              str(m_.max_seq) + " (or a model file with a larger max_seq)");
-    }
-    // Megatron's sequence parallelism splits each CP rank's sequence evenly over the TP ranks
-    // (tensor_parallel/mappings.py asserts the first dimension divides by the TP size).
+    check_positions();
+    check_sequence_parallel();
+    check_context_parallel();
+  }
+
+  // A learned position embedding has one row per position it was trained for: a longer
+  // sequence has no position to look up (RoPE and ALiBi extend, as long-context training does).
+  void check_positions() {
+    if (m_.position != PositionKind::kLearned || m_.max_seq <= 0 || st_.seq_len <= m_.max_seq) return;
+    problem("sequence length " + str(st_.seq_len) + " is longer than the " + str(m_.max_seq) +
+            " positions of " + m_.name + "'s learned position embedding; valid: at most " +
+            str(m_.max_seq) + " (or a model file with a larger max_seq)");
+  }
+
+  // Megatron's sequence parallelism splits each CP rank's sequence evenly over the TP ranks
+  // (tensor_parallel/mappings.py asserts the first dimension divides by the TP size).
+  void check_sequence_parallel() {
     const std::int64_t slices = std::int64_t{st_.cp} * st_.tp;
-    if (st_.sequence_parallel && st_.tp > 1 && st_.seq_len % slices != 0) {
-      problem("sequence length " + str(st_.seq_len) + " does not split into cp " + str(st_.cp) + " x tp " +
-              str(st_.tp) + " = " + str(slices) + " slices for sequence parallelism; nearest valid " +
-              "sequence lengths: " + nearest_multiples(st_.seq_len, slices));
-    }
-    // Ring attention with load balancing (Megatron context parallelism) cuts each sequence into
-    // 2 * cp chunks and gives rank i chunks i and 2 * cp - 1 - i, so the causal work is even.
+    if (!st_.sequence_parallel || st_.tp <= 1 || st_.seq_len % slices == 0) return;
+    problem("sequence length " + str(st_.seq_len) + " does not split into cp " + str(st_.cp) + " x tp " +
+            str(st_.tp) + " = " + str(slices) + " slices for sequence parallelism; nearest valid " +
+            "sequence lengths: " + nearest_multiples(st_.seq_len, slices));
+  }
+
+  // Ring attention with load balancing (Megatron context parallelism) cuts each sequence into
+  // 2 * cp chunks and gives rank i chunks i and 2 * cp - 1 - i, so the causal work is even. Each
+  // ring step folds one K/V block into an online softmax, as FlashAttention does; unfused
+  // attention softmaxes whole score rows (Megatron-Core's unfused DotProductAttention asserts
+  // context_parallel_size == 1).
+  void check_context_parallel() {
     if (st_.cp <= 1) return;
-    // Each ring step folds one K/V block into an online softmax, as FlashAttention does; unfused
-    // attention softmaxes whole score rows (Megatron-Core's unfused DotProductAttention asserts
-    // context_parallel_size == 1).
     if (st_.attention == AttentionKernel::kUnfused) {
       problem("cp " + str(st_.cp) + " needs FlashAttention-style attention (ring attention merges " +
               "one key/value block at a time); use --attention flash, or cp 1 with unfused attention");
