@@ -399,7 +399,7 @@ constexpr HeadKeys kHeadKeys = {"num_attention_heads", "hidden_size", "num_key_v
 
 // Checks the head counts the rest of stepcast divides by.
 void check_heads(const Fields& f, const ModelSpec& m, const HeadKeys& keys) {
-  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+  if (!m.head_dim_whole()) {
     f.fail(ErrorKind::kInvalidInput, keys.heads,
            std::to_string(m.heads) + " heads do not divide " + keys.hidden + " " +
                std::to_string(m.hidden),

@@ -44,6 +44,8 @@ struct ModelSpec {
   double moe_layer_fraction() const {
     return is_moe() ? static_cast<double>(layers - moe.dense_layers) / layers : 0;
   }
+  // Without an explicit head_dim the heads split the hidden size, which they must divide.
+  bool head_dim_whole() const { return head_dim > 0 || hidden % heads == 0; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
 

@@ -380,7 +380,7 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
                    std::to_string(m.heads));
     }
     m.head_dim = r.count("head_dim", 1, 0);
-    if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    if (!m.head_dim_whole()) {
       src.fail(r.value("heads").Mark(), "heads",
                std::to_string(m.heads) + " heads do not divide hidden " + std::to_string(m.hidden),
                "give head_dim, or a head count that divides the hidden size");
