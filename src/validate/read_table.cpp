@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "spec/presets.h"
 #include "validate/validate.h"
+#include "workload/operators.h"
 
 namespace stepcast::validate {
 namespace {
@@ -114,6 +115,9 @@ struct Software {
   int zero_stage = 0;
   Dtype grad_reduce = Dtype::kBf16;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
+  // Its fused scale-mask-softmax has no PyTorch fallback for the shapes the kernel cannot take:
+  // the kernel asserts them, so a run that was measured ran a micro-batch the kernel takes.
+  bool softmax_kernel_required = false;
   Recompute unstated_recompute = Recompute::kNone;  // when the row's recompute cell is empty
   Recompute selective = Recompute::kSelective;       // what a plain "selective" cell means
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
@@ -133,6 +137,12 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.overlap_dp = false;
     sw.grad_reduce = Dtype::kFp16;
     sw.fused_cross_entropy = false;  // vocab_parallel_cross_entropy(output.float(), labels)
+    // Its FusedScaleMaskSoftmax chose the kernel by sequence length alone; the kernel asserted
+    // that the attention batches (micro-batch x heads per TP rank) fill its blocks
+    // (TORCH_INTERNAL_ASSERT(attn_batches % batches_per_block == 0) in
+    // scaled_upper_triang_masked_softmax.h). The check that falls back to PyTorch instead came
+    // with Megatron-LM PR #133 in August 2021, after the paper.
+    sw.softmax_kernel_required = true;
     // Their Eq. 3 counts activation recomputation in every run's FLOPs, and the ZeRO-3 rows could
     // not run without it (GPT-3 at micro-batch 4 stores about 1 TB of activations per GPU).
     sw.unstated_recompute = Recompute::kFull;
@@ -257,6 +267,25 @@ int default_pipeline(spec::Scenario s) {
   return 1;
 }
 
+int data_parallel(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  return st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
+}
+
+// The micro-batch where the row does not say: 1, or, where the software has no fallback for the
+// shapes its fused softmax cannot take, the smallest micro-batch the kernel takes that divides
+// the data-parallel rank's batch.
+int default_micro_batch(spec::Scenario s, const Software& sw) {
+  if (!sw.softmax_kernel_required) return 1;
+  const int rank_batch = s.strategy.global_batch / std::max(1, data_parallel(s));
+  for (int mb = 1; mb <= rank_batch; ++mb) {
+    if (rank_batch % mb != 0) continue;
+    s.strategy.micro_batch = mb;
+    if (workload::megatron_softmax_fused(s)) return mb;
+  }
+  return 1;
+}
+
 // Sequence parallelism where the row does not say: on when the software always runs it, else on
 // when the run could not have fitted in memory without it (Llama 3's 8K pre-training, which §3.3.2
 // says ran without activation checkpointing), as it only ever lowers the memory.
@@ -332,10 +361,9 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   if (const auto mb = r.integer("micro_batch")) {
     st.micro_batch = *mb;
   } else if (sw.micro_batches_equal_pp && st.pp > 1) {
-    const int dp = st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
-    st.micro_batch = std::max(1, st.global_batch / (dp * st.pp));
+    st.micro_batch = std::max(1, st.global_batch / (data_parallel(s) * st.pp));
   } else {
-    st.micro_batch = 1;  // the documented default when a source does not state it
+    st.micro_batch = default_micro_batch(s, sw);  // documented in the README
   }
   const std::string& sp = r.text("seq_parallel");
   st.sequence_parallel = sp.empty() ? default_sequence_parallel(s, sw) : sp == "yes";

@@ -96,6 +96,19 @@ TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
 }
 
+TEST(ReadTable, UnstatedMicroBatchIsOneOrTheSmallestThe2021FusedSoftmaxTakesForNarayanan) {
+  // published_runs.csv line 5: GPT-18.4B at TP 8, 48 heads (6 per rank), micro-batch cell empty.
+  // Megatron-LM 2021's softmax kernel needs micro-batch x 6 to be a multiple of 4: 2, not 1.
+  const std::string row = "Table1,GPT-18.4B,18.4,40,6144,24576,48,48,51200,2048,A100-SXM4-80GB,dgx-a100-80g,"
+                          "256,8,1,32,,,,1024,,full,no,135,,,,yes,\n";
+  const auto micro_batch = [&](const std::string& source) {
+    const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + source + row, {});
+    return cases.at(0).scenario.strategy.micro_batch;
+  };
+  EXPECT_EQ(micro_batch("Narayanan2021_SC21_Megatron_"), 2);
+  EXPECT_EQ(micro_batch("Some other source "), 1);
+}
+
 TEST(ReadTable, TorchtitanSelectiveCellsMapToItsCheckpointingPolicies) {
   const std::string header = kPublishedHeader;
   const std::string row = "torchtitan docs/performance.md,Llama 3 8B,8,32,4096,14336,32,8,128256,8192,A100,"

@@ -38,7 +38,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // Later, "softmax": Megatron's fused softmax runs only where micro-batch x heads per TP rank is a
   // multiple of 4, else PyTorch's FP32 chain. At Table 1's default micro-batch of 1 that is the
   // 18.4B (6 heads per rank: -3.7% -> -18.6%) and the 76.1B (10: +14.2% -> 0.0%).
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.086},  // softmax (0.085, split k 0.08)
+  // Later still, 0.0878, up: the Megatron-LM of the paper had no such fallback (its kernel asserted
+  // the shape; the fallback came with PR #133, August 2021), so those two runs had an even
+  // micro-batch, the default now (18.4B: -18.6% -> +4.0%; 76.1B: 0.0% -> +16.6%).
+  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.088},  // no fallback (softmax 0.085, split k 0.08)
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
                      // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
                      // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
