@@ -363,6 +363,12 @@ Estimate estimate(const spec::Scenario& s) {
   return out;
 }
 
+void require_finite(const Estimate& e) {
+  if (std::isfinite(e.step_time_s)) return;
+  throw Error(ErrorKind::kInvalidInput, "the step time is not a finite number: an input is far out of range",
+              "check the times, bandwidths and rates of the model, GPU and cluster files and --host-dispatch");
+}
+
 void set_rates(const spec::Scenario& s, Estimate& out) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;

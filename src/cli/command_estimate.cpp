@@ -19,6 +19,7 @@ Runner add_estimate(CLI::App& app) {
   return [options, json] {
     const spec::Scenario s = build_scenario(*options);
     const analytic::Estimate e = analytic::estimate(s);
+    analytic::require_finite(e);
     if (*json) {
       fmt::print("{}\n", report::estimate_json(s, e).dump(2));
     } else {

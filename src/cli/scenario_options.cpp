@@ -1,6 +1,9 @@
 #include "cli/scenario_options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "core/error.h"
@@ -15,6 +18,15 @@ namespace {
 // range of whole numbers from 1 says what is valid.
 const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
 
+// A global batch in sequences, which the strategy holds as an int.
+int sequences_per_step(std::int64_t sequences, const std::string& what) {
+  if (sequences <= std::numeric_limits<int>::max()) return static_cast<int>(sequences);
+  throw Error(ErrorKind::kInvalidInput,
+              fmt::format("{} is {} sequences per step, more than {}", what, sequences,
+                          std::numeric_limits<int>::max()),
+              "give a smaller --global-batch, --global-batch-tokens or --micro-batch");
+}
+
 // Tokens per sequence when --seq is not given and the model allows as many.
 constexpr int kDefaultSeqLen = 4096;
 
@@ -28,14 +40,16 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--tp", st.tp, "Tensor-parallel degree")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--pp", st.pp, "Pipeline stages")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--vp", st.vp, "Virtual stages per rank (interleaved schedule)")->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--dp", st.dp, "Data-parallel degree (default: gpus / (tp*pp*cp))");
+  cmd.add_option("--dp", st.dp, "Data-parallel degree (default: gpus / (tp*pp*cp))")->check(kAtLeastOne);
   cmd.add_option("--cp", st.cp, "Context-parallel degree")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->check(kAtLeastOne);
   st.global_batch = 0;
   st.seq_len = 0;  // unset: kDefaultSeqLen, or the model's max_seq where that is shorter
-  cmd.add_option("--global-batch", st.global_batch, "Sequences per optimizer step (default: dp * micro-batch)");
-  cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)");
+  cmd.add_option("--global-batch", st.global_batch, "Sequences per optimizer step (default: dp * micro-batch)")
+      ->check(kAtLeastOne);
+  cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)")
+      ->check(CLI::Range(1LL, std::numeric_limits<long long>::max()));
   cmd.add_option("--seq", st.seq_len,
                  "Tokens per sequence (default: " + std::to_string(kDefaultSeqLen) +
                      ", or the model's max_seq where that is shorter)")
@@ -163,9 +177,15 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                   "--global-batch-tokens " + std::to_string(o.global_batch_tokens) +
                       " is not a whole number of " + std::to_string(st.seq_len) + "-token sequences");
     }
-    st.global_batch = static_cast<int>(o.global_batch_tokens / st.seq_len);
+    st.global_batch = sequences_per_step(o.global_batch_tokens / st.seq_len, "--global-batch-tokens " +
+                                         std::to_string(o.global_batch_tokens) + " / --seq " +
+                                         std::to_string(st.seq_len));
   }
-  if (st.global_batch == 0) st.global_batch = std::max(1, dp) * st.micro_batch;
+  if (st.global_batch == 0) {
+    st.global_batch = sequences_per_step(std::int64_t{std::max(1, dp)} * st.micro_batch,
+                                         "the default, dp " + std::to_string(dp) + " x --micro-batch " +
+                                             std::to_string(st.micro_batch) + ",");
+  }
   if (s.model.max_seq == 0) s.model.max_seq = st.seq_len;
   return spec::complete_and_validate(std::move(s));
 }

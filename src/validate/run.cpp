@@ -74,6 +74,7 @@ RowResult predict(const Case& c, Engine engine) {
     r.reason = unsupported.message();
     return r;
   }
+  analytic::require_finite(e);
   r.predicted = predicted_value(c, e);
   r.error = (r.predicted - r.measured) / r.measured;
   r.memory_bytes = e.memory.total_bytes;

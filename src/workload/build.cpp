@@ -23,7 +23,9 @@ using graph::TaskKind;
 
 constexpr TaskId kNone = 0xffffffffu;
 
-std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
+// The step's tasks may add up to at most this: the engine's integer-nanosecond clock holds 9.2e18,
+// and sharing a link or SMs stretches tasks by far less than the factor of 9 left (31.7 years).
+constexpr double kMaxTotalNs = 1e18;
 
 // One layer kind's operators with their prices, computed once per build: with the whole GPU,
 // beside one collective's kernel and beside two.
@@ -63,7 +65,7 @@ class StepBuilder {
         activation_bytes_(stored_layer_activation_bytes(s)),
         fsdp_gather_s_(st_.zero_stage >= 3 ? fsdp_gather_s(s) : 0),
         fsdp_scatter_s_(st_.zero_stage >= 3 ? fsdp_scatter_s(s) : 0),
-        p2p_ns_(to_ns(pp_transfer_s(s))),
+        p2p_s_(pp_transfer_s(s)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe || st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
         recvs_(sends_.size(), kNone) {
@@ -474,8 +476,23 @@ class StepBuilder {
   void pair_transfers() {
     for (std::size_t k = 0; k < recvs_.size(); ++k) {
       STEPCAST_ASSERT((recvs_[k] == kNone) == (sends_[k] == kNone), "a pipeline transfer without its peer");
-      if (recvs_[k] != kNone) g_.add_collective({sends_[k], recvs_[k]}, p2p_ns_);
+      if (recvs_[k] != kNone) g_.add_collective({sends_[k], recvs_[k]}, to_ns(p2p_s_));
     }
+  }
+
+  // Every duration enters the graph here, so the clock cannot overflow: an input far out of range
+  // (a bandwidth of 1e-300 GB/s, a launch of 1e308 s) is an input error, not a wrapped-around time.
+  std::int64_t to_ns(double seconds) {
+    total_ns_ += seconds * 1e9;
+    if (!(seconds >= 0 && total_ns_ <= kMaxTotalNs)) {
+      throw Error(ErrorKind::kInvalidInput,
+                  fmt::format("the simulated step's tasks add up to more than {:.0f} years (a task of {:g} s): "
+                              "an input is far out of range",
+                              kMaxTotalNs / 1e9 / 3.15576e7, seconds),
+                  "check the times, bandwidths and rates of the model, GPU and cluster files and "
+                  "--host-dispatch; `stepcast estimate` prices the same step in closed form");
+    }
+    return std::llround(seconds * 1e9);
   }
 
   Error too_many_tasks() const {
@@ -509,7 +526,7 @@ class StepBuilder {
   const double layer_params_;
   const double activation_bytes_;
   const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
-  const std::int64_t p2p_ns_;
+  const double p2p_s_;  // one pipeline transfer
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
 
@@ -518,6 +535,7 @@ class StepBuilder {
   TaskId last_ = kNone;             // the last task on the compute stream
   TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
+  double total_ns_ = 0;             // of every task so far
   TaskId last_send_ = kNone;        // the latest pipeline send, for the next synchronisation
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these

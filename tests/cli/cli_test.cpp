@@ -139,6 +139,28 @@ TEST(Cli, MegatronsSoftmaxFallbackIsNamedWithItsCause) {
   EXPECT_EQ(stepcast(args + " --micro-batch 2").output.find("note:"), std::string::npos);
 }
 
+TEST(Cli, AnInputFarOutOfRangeExitsOneInsteadOfPrintingNanOrWrappingTheClock) {
+  // A launch of 1e308 s overflows the closed form to inf - inf; the simulator's integer clock
+  // would wrap long before.
+  const Invocation estimate = stepcast("estimate --host-dispatch \"1e308 s\"");
+  EXPECT_EQ(estimate.exit_code, 1);
+  EXPECT_NE(estimate.output.find("the step time is not a finite number: an input is far out of range"),
+            std::string::npos) << estimate.output;
+  const Invocation simulate = stepcast("simulate --host-dispatch \"1e10 s\"");
+  EXPECT_EQ(simulate.exit_code, 1);
+  EXPECT_NE(simulate.output.find("the simulated step's tasks add up to more than 32 years"), std::string::npos)
+      << simulate.output;
+}
+
+TEST(Cli, ADefaultGlobalBatchBeyondAnIntExitsOneSayingWhereItCameFrom) {
+  const Invocation r = stepcast("estimate --gpus 8 --micro-batch 2147483647");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output,
+            "stepcast: error: the default, dp 8 x --micro-batch 2147483647, is 17179869176 sequences per "
+            "step, more than 2147483647\n"
+            "  hint: give a smaller --global-batch, --global-batch-tokens or --micro-batch\n");
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);
@@ -150,6 +172,9 @@ TEST(Cli, AZeroCountExitsTwoNamingTheValidRange) {
   EXPECT_EQ(r.output,
             "--gpus: Value 0 not in range 1 to 2147483647\n"
             "Run with --help for more information.\n");
+  // 0 is how the code marks "not given"; typed, it is an error like any other count.
+  EXPECT_EQ(stepcast("estimate --global-batch 0").exit_code, 2);
+  EXPECT_EQ(stepcast("estimate --dp 0").exit_code, 2);
 }
 
 TEST(Cli, MissingFileExitsOneNamingIt) {
