@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -104,6 +105,12 @@ CsvTable read_csv(std::string_view source, std::string_view text) {
 }
 
 std::string read_file(const std::string& path) {
+  // A directory opens as a stream on Linux and then reads as nothing, which a parser would report
+  // as an empty or truncated document.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(ErrorKind::kIo, "is a directory, not a file").at({path, 0, 0});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kIo, std::string("cannot open for reading: ") + std::strerror(errno)).at({path, 0, 0});
   std::ostringstream ss;

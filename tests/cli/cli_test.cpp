@@ -185,6 +185,13 @@ TEST(Cli, MissingFileExitsOneNamingIt) {
             "directory\n");
 }
 
+TEST(Cli, ADirectoryGivenAsAFileExitsOneSayingSo) {
+  // A directory opens as a stream on Linux and reads as nothing: not an "empty file".
+  const Invocation r = stepcast("validate /tmp");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "stepcast: error: /tmp: is a directory, not a file\n");
+}
+
 TEST(Cli, PresetsShowPrintsYamlThatReadsBack) {
   const Invocation r = stepcast("presets show dgx-a100-80g");
   EXPECT_EQ(r.exit_code, 0);
