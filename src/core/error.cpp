@@ -1,5 +1,6 @@
 #include "core/error.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace stepcast {
@@ -53,11 +54,18 @@ void Error::render() {
   if (kind_ == ErrorKind::kInternal) rendered_ += "internal error (a bug): ";
   rendered_ += message_;
   if (!excerpt_.empty()) {
+    // A long line (minified JSON, a generated YAML flow) is shown as a window around the column.
+    constexpr size_t kWidth = 120;
+    const size_t column = where_.column > 0 ? static_cast<size_t>(where_.column - 1) : 0;
+    const size_t first = excerpt_.size() > kWidth && column > kWidth / 2 ? std::min(column - kWidth / 2, excerpt_.size() - kWidth) : 0;
+    const bool cut_left = first > 0, cut_right = first + kWidth < excerpt_.size();
     rendered_ += "\n  ";
-    rendered_ += excerpt_;
+    if (cut_left) rendered_ += "...";
+    rendered_.append(excerpt_, first, kWidth);
+    if (cut_right) rendered_ += "...";
     if (where_.column > 0) {
       rendered_ += "\n  ";
-      rendered_.append(static_cast<size_t>(where_.column - 1), ' ');
+      rendered_.append(column - first + (cut_left ? 3 : 0), ' ');
       rendered_ += '^';
     }
   }

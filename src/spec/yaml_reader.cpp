@@ -56,9 +56,9 @@ class Source {
 };
 
 std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "\"" + n.Scalar() + "\"";
-  if (n.IsMap()) return "a map";
-  if (n.IsSequence()) return "a list";
+  if (n.IsScalar()) return n.Scalar().size() > 60 ? "\"" + n.Scalar().substr(0, 60) + "...\"" : "\"" + n.Scalar() + "\"";
+  if (n.IsMap()) return n.size() == 0 ? "an empty map" : "a map";
+  if (n.IsSequence()) return n.size() == 0 ? "an empty list" : "a list";
   return "nothing";
 }
 

@@ -363,6 +363,11 @@ TEST(YamlReader, ErrorMessages) {
        "c.yaml:4:9: levels: expected a list of topology levels, innermost first, got \"2\"\n"
        "  levels: 2\n"
        "          ^"},
+      {"an empty list of levels",
+       [] { read_cluster_yaml("c.yaml", "name: c\ngpu: h100-sxm\ngpus_per_node: 8\nlevels: []\n"); },
+       "c.yaml:4:9: levels: expected a list of topology levels, innermost first, got an empty list\n"
+       "  levels: []\n"
+       "          ^"},
       {"a document that is not a map", [] { read_gpu_yaml("g.yaml", "- a\n- b\n"); },
        "g.yaml:1:1: expected a map of keys, got a list\n"
        "  - a\n"
