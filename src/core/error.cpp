@@ -57,7 +57,8 @@ void Error::render() {
     // A long line (minified JSON, a generated YAML flow) is shown as a window around the column.
     constexpr size_t kWidth = 120;
     const size_t column = where_.column > 0 ? static_cast<size_t>(where_.column - 1) : 0;
-    const size_t first = excerpt_.size() > kWidth && column > kWidth / 2 ? std::min(column - kWidth / 2, excerpt_.size() - kWidth) : 0;
+    const bool long_line = excerpt_.size() > kWidth && column > kWidth / 2;
+    const size_t first = long_line ? std::min(column - kWidth / 2, excerpt_.size() - kWidth) : 0;
     const bool cut_left = first > 0, cut_right = first + kWidth < excerpt_.size();
     rendered_ += "\n  ";
     if (cut_left) rendered_ += "...";

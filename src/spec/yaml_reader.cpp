@@ -56,7 +56,10 @@ class Source {
 };
 
 std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return n.Scalar().size() > 60 ? "\"" + n.Scalar().substr(0, 60) + "...\"" : "\"" + n.Scalar() + "\"";
+  if (n.IsScalar()) {
+    const std::string& v = n.Scalar();
+    return "\"" + (v.size() > 60 ? v.substr(0, 60) + "..." : v) + "\"";
+  }
   if (n.IsMap()) return n.size() == 0 ? "an empty map" : "a map";
   if (n.IsSequence()) return n.size() == 0 ? "an empty list" : "a list";
   return "nothing";
