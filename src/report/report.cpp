@@ -206,6 +206,11 @@ std::string validation_text(const validate::Report& r) {
                      "MAPE", "median", "P90", "worst", "bias", "unfit");
   auto line = [&](const validate::Summary& s) {
     const std::string name = s.source.size() > 60 ? s.source.substr(0, 59) + "~" : s.source;
+    if (s.predicted == 0) {  // no error to average: a dash, not a 0.0% that reads as perfect
+      out += fmt::format("{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6}\n", name, s.rows, 0, "-", "-", "-",
+                         "-", "-", 0);
+      return;
+    }
     out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>+6.1f}% {:>6}\n", name,
                        s.rows, s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape,
                        100 * s.speed_bias, s.not_fitting);
@@ -239,9 +244,13 @@ nlohmann::json validation_json(const validate::Report& r) {
     j["rows"].push_back(std::move(o));
   }
   const auto summary = [](const validate::Summary& s) {
-    return nlohmann::json{{"source", s.source}, {"rows", s.rows}, {"predicted", s.predicted},
-                          {"mape", s.mape}, {"median_ape", s.median_ape}, {"p90_ape", s.p90_ape},
-                          {"max_ape", s.max_ape}, {"speed_bias", s.speed_bias}, {"not_fitting", s.not_fitting}};
+    nlohmann::json o = {{"source", s.source}, {"rows", s.rows}, {"predicted", s.predicted},
+                        {"mape", s.mape}, {"median_ape", s.median_ape}, {"p90_ape", s.p90_ape},
+                        {"max_ape", s.max_ape}, {"speed_bias", s.speed_bias}, {"not_fitting", s.not_fitting}};
+    if (s.predicted == 0) {  // no error to average, as a row without a prediction has none
+      for (const char* key : {"mape", "median_ape", "p90_ape", "max_ape", "speed_bias"}) o[key] = nullptr;
+    }
+    return o;
   };
   j["summary"] = summary(r.overall);
   j["per_source"] = nlohmann::json::array();

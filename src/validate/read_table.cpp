@@ -324,7 +324,12 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
     c.reason = "no cluster: the row's cluster cell is empty and --cluster was not given";
     return c;
   }
-  s.cluster = spec::cluster_preset(cluster);
+  try {
+    s.cluster = spec::cluster_preset(cluster);
+  } catch (const Error& e) {  // a row naming no preset: listed with the reason, its measurement kept
+    c.reason = e.message() + (e.hint().empty() ? "" : " (" + e.hint() + ")");
+    return c;
+  }
   s.gpus = r.required("num_gpus");
 
   spec::Strategy& st = s.strategy;
@@ -438,7 +443,7 @@ std::vector<Case> read_table(std::string_view source_name, std::string_view text
       if (!e.where().file.empty() && e.where().file == table.source) throw;  // malformed cell
       c.line = row.line;
       if (c.source.empty()) c.source = vtrain ? kVtrainSource : RowReader(table, row).text("source");
-      c.reason = e.what();
+      c.reason = e.hint().empty() ? std::string(e.what()) : std::string(e.what()) + " (" + e.hint() + ")";
     }
     cases.push_back(std::move(c));
   }

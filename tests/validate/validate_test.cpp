@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "report/report.h"
 
 namespace stepcast::validate {
 namespace {
@@ -86,6 +87,30 @@ TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
   const Report r = run(cases);
   EXPECT_EQ(r.overall.rows, 1);
   EXPECT_EQ(r.overall.predicted, 0);
+}
+
+TEST(ReadTable, ARowNamingAnUnknownClusterIsListedWithADidYouMeanAndKeepsItsMeasurement) {
+  std::string row = kNarayananZero3Row;
+  row.replace(row.find("dgx-a100-80g"), 12, "dgx-a100-8g");
+  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + row, {});
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].reason, "unknown cluster preset \"dgx-a100-8g\" (did you mean \"dgx-a100-80g\"?)");
+  EXPECT_EQ(cases[0].model, "GPT-3 174.6B (ZeRO-3, no MP)");
+  EXPECT_EQ(cases[0].quantity, Quantity::kTflopsPerGpu);
+  EXPECT_DOUBLE_EQ(cases[0].measured, 144);
+}
+
+TEST(Report, ASourceWithNoPredictedRowPrintsDashesAndNullsNotAPerfectScore) {
+  std::string row = kNarayananZero3Row;
+  row.replace(row.find("dgx-a100-80g"), 12, "dgx-a100-8g");
+  const Report r = run(read_table("p.csv", kPublishedHeader + row, {}));
+  EXPECT_NE(report::validation_text(r).find("        1         0       -       -       -       -       -"),
+            std::string::npos)
+      << report::validation_text(r);
+  const nlohmann::json j = report::validation_json(r);
+  EXPECT_TRUE(j["summary"]["mape"].is_null());
+  EXPECT_TRUE(j["per_source"][0]["speed_bias"].is_null());
+  EXPECT_EQ(j["summary"]["rows"], 1);
 }
 
 TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
