@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/csv.h"
 #include "report/report.h"
+#include "spec/presets.h"
 #include "validate/validate.h"
 
 namespace stepcast::cli {
@@ -20,7 +21,7 @@ Runner add_validate(CLI::App& app) {
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("file", a->file, "published_runs.csv or vTrain ground_truth_single.csv schema")->required();
-  cmd->add_option("--cluster", a->cluster, "Cluster for vTrain rows and rows without a cluster cell");
+  cmd->add_option("--cluster", a->cluster, "Cluster preset or YAML file for vTrain rows and rows without a cluster cell");
   cmd->add_option("--engine", a->engine, "analytic (closed form) or sim (discrete-event simulation of each row)")
       ->check(CLI::IsMember({"analytic", "sim"}))
       ->capture_default_str();
@@ -28,7 +29,9 @@ Runner add_validate(CLI::App& app) {
   return [a] {
     const std::string text = core::read_file(a->file);
     const validate::Engine engine = a->engine == "sim" ? validate::Engine::kSimulation : validate::Engine::kAnalytic;
-    const validate::Report r = validate::run(validate::read_table(a->file, text, {a->cluster}), engine);
+    validate::Options options;
+    if (!a->cluster.empty()) options.cluster = spec::load_cluster(a->cluster);  // a bad one is an error
+    const validate::Report r = validate::run(validate::read_table(a->file, text, options), engine);
     if (a->json) {
       fmt::print("{}\n", report::validation_json(r).dump(2));
     } else {

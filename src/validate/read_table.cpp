@@ -319,13 +319,13 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
 
   spec::Scenario& s = c.scenario;
   s.model = model_from_row(r, c.model);
-  const std::string& cluster = r.text("cluster").empty() ? options.cluster : r.text("cluster");
-  if (cluster.empty()) {
+  const std::string& cluster = r.text("cluster");
+  if (cluster.empty() && !options.cluster) {
     c.reason = "no cluster: the row's cluster cell is empty and --cluster was not given";
     return c;
   }
   try {
-    s.cluster = spec::cluster_preset(cluster);
+    s.cluster = cluster.empty() ? *options.cluster : spec::cluster_preset(cluster);
   } catch (const Error& e) {  // a row naming no preset: listed with the reason, its measurement kept
     c.reason = e.message() + (e.hint().empty() ? "" : " (" + e.hint() + ")");
     return c;
@@ -400,7 +400,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   m.hidden_dropout = 0.1;  // vTrain's layer passes 0.1 to bias_dropout_add (src/model/gpt_modeling.py)
   m.name = "GPT h" + std::to_string(m.hidden) + " L" + std::to_string(m.layers);
   c.model = m.name;
-  s.cluster = spec::cluster_preset(options.cluster.empty() ? "dgx-a100-80g" : options.cluster);
+  s.cluster = options.cluster ? *options.cluster : spec::cluster_preset("dgx-a100-80g");
   s.gpus = r.required("# GPUs");
   spec::Strategy& st = s.strategy;
   st.tp = r.required("tensor parallelism");

@@ -10,6 +10,7 @@
 // the README ("How validation reads a row").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,9 +64,9 @@ struct Report {
 };
 
 struct Options {
-  /// Cluster preset for vTrain rows and for rows whose cluster cell is empty ("" = dgx-a100-80g
-  /// for vTrain; published rows then need their own).
-  std::string cluster;
+  /// Cluster of vTrain rows and of rows whose cluster cell is empty (none: dgx-a100-80g for
+  /// vTrain; published rows then need their own).
+  std::optional<spec::ClusterSpec> cluster;
 };
 
 /// Reads either schema into cases. Throws Error naming source:line and the column for a missing

@@ -251,6 +251,21 @@ TEST(Cli, ValidateRunsThroughTheSimulatorOnRequest) {
   EXPECT_EQ(stepcast("validate " + csv + " --engine fast").exit_code, 2);
 }
 
+TEST(Cli, ValidateTakesAClusterFileAndRejectsAnUnknownClusterOutright) {
+  const std::string csv = ::testing::TempDir() + "stepcast_vtrain_row.csv";
+  std::ofstream(csv) << "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+                        "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n"
+                        "2,16,8,1024,16,24,1024,1,1,2,372.160408\n";
+  const std::string yaml = ::testing::TempDir() + "stepcast_a100.yaml";
+  std::ofstream(yaml) << stepcast("presets show dgx-a100-80g").output;
+  // The preset written out as YAML predicts what the preset does.
+  EXPECT_EQ(stepcast("validate " + csv + " --json --cluster " + yaml).output,
+            stepcast("validate " + csv + " --json --cluster dgx-a100-80g").output);
+  const Invocation r = stepcast("validate " + csv + " --cluster dgx-a100-8g");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "stepcast: error: unknown cluster preset \"dgx-a100-8g\"\n  hint: did you mean \"dgx-a100-80g\"?\n");
+}
+
 TEST(Cli, ValidateListsARowTooLargeToSimulateWithItsReason) {
   // vTrain's schema; the second row's million micro-batches would take over 16.8 million tasks.
   const std::string csv = ::testing::TempDir() + "stepcast_huge_row.csv";
