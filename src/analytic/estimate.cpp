@@ -249,8 +249,9 @@ Estimate estimate(const spec::Scenario& s) {
   if (st.zero_stage >= 3) {
     const double gather = workload::fsdp_gather_s(s);
     const double scatter = workload::fsdp_scatter_s(s);
+    const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
-                     ? 2 * gather + scatter
+                     ? 2 * gather + regather + scatter
                      : overlapped_s(layer_fwd, layer_fwd_beside, gather) - layer_fwd +
                            sharded_backward_s(layer_bwd, layer_bwd_beside, layer_bwd_beside_two, gather, scatter) -
                            layer_bwd;

@@ -40,7 +40,9 @@ enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous 
 ///    fetch of mid-2021).
 ///  kPerTensorBlocking: DeepSpeed ZeRO-3 of early 2021 (0.3.x): one collective per parameter
 ///    tensor through torch.distributed's list form, the host synchronising with the GPU before
-///    each gather and waiting on each gradient reduce-scatter, so none overlaps compute.
+///    each gather and waiting on each gradient reduce-scatter, so none overlaps compute; after
+///    recomputing a layer it releases what its stage3_max_reuse_distance does not keep, and the
+///    backward gathers that again (workload::fsdp_regather_s).
 enum class ShardedCollectives { kPerLayer, kPerTensorBlocking };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };

@@ -65,6 +65,7 @@ class StepBuilder {
         activation_bytes_(stored_layer_activation_bytes(s)),
         fsdp_gather_s_(st_.zero_stage >= 3 ? fsdp_gather_s(s) : 0),
         fsdp_scatter_s_(st_.zero_stage >= 3 ? fsdp_scatter_s(s) : 0),
+        fsdp_regather_s_(st_.zero_stage >= 3 && st_.recompute == spec::Recompute::kFull ? fsdp_regather_s(s) : 0),
         p2p_s_(pp_transfer_s(s)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe || st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
@@ -273,6 +274,7 @@ class StepBuilder {
     const TaskId before = last_;
     if (mode == Mode::kBackward && layer_recomputed(st_, layer)) {
       run_ops(layer_kind(layer), Mode::kRecompute, layer, mb);
+      if (fsdp && blocking) sharded_blocking(fsdp_regather_s_, "fsdp.all_gather", layer, mb);
     }
     run_ops(layer_kind(layer), mode, layer, mb);
     prefetch_anchor_ = before;
@@ -526,6 +528,7 @@ class StepBuilder {
   const double layer_params_;
   const double activation_bytes_;
   const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
+  const double fsdp_regather_s_;                 // DeepSpeed 0.3.x after recomputing a layer
   const double p2p_s_;  // one pipeline transfer
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index

@@ -24,6 +24,10 @@ constexpr double kGatheredParamBytes = 2;
 // DeepSpeed ZeRO-3's param_persistence_threshold default: tensors of at most this many elements
 // are not partitioned (deepspeed/runtime/zero/constants.py, early 2021).
 constexpr double kDeepSpeedPersistenceThreshold = 1e5;
+// DeepSpeed ZeRO-3's stage3_max_reuse_distance default (its config documentation): a module's
+// gathered parameters are kept for their next use when the parameters used in between add up to
+// fewer elements than this (PartitionedParameterCoordinator._keep_for_later).
+constexpr double kDeepSpeedMaxReuseDistance = 1e9;
 
 // ZeRO-3 gathers and scatters one average layer of the stage at a time.
 double fsdp_layer_params(const spec::Scenario& s) {
@@ -46,15 +50,18 @@ constexpr double kNarrowHostS = 3e-6, kViewHostS = 2e-6, kSelectHostS = 3e-6, kC
 //   collective runs; in before the reduce-scatter, which starts after the last copy.
 // Each copy costs the larger of its GPU time and its host time. Tensors under DeepSpeed's
 // persistence threshold stay whole on every rank and never move.
-double per_tensor_s(CollectiveKind kind, double bytes_per_element, bool moe_layer, const spec::Scenario& s) {
+// `ops` limits it to the layer's first operators.
+double per_tensor_s(CollectiveKind kind, double bytes_per_element, bool moe_layer, const spec::Scenario& s,
+                    std::size_t ops = kMaxOps) {
   const GroupShape group = gradient_group(s.strategy);
   if (group.size <= 1) return 0;
   const bool gather = kind == CollectiveKind::kAllGather;
   const double slice_views = group.size * (gather ? kNarrowHostS : kViewHostS + kNarrowHostS);
   const double host_copies = group.size * (kSelectHostS + kCopyHostS);
+  const LayerOps layer = layer_ops(s, moe_layer);
   double seconds = 0;
-  for (const Op& op : layer_ops(s, moe_layer)) {
-    for_each_trained_tensor(op, s.model, [&](double elements) {
+  for (std::size_t i = 0; i < std::min(ops, layer.size()); ++i) {
+    for_each_trained_tensor(layer[i], s.model, [&](double elements) {
       if (elements <= kDeepSpeedPersistenceThreshold) return;
       const double bytes = bytes_per_element * elements;
       const double collective = collective_s(kind, bytes, group, s);
@@ -64,6 +71,22 @@ double per_tensor_s(CollectiveKind kind, double bytes_per_element, bool moe_laye
     });
   }
   return seconds;
+}
+
+// How many of a layer's first operators DeepSpeed 0.3.x gathers again for the backward after
+// recomputing the layer. The backward runs the layer's modules in reverse right after the
+// recomputation ran them forward, so between a module's two uses each module behind it runs
+// twice: the last one is kept (nothing in between), and going back the distance grows until it
+// reaches kDeepSpeedMaxReuseDistance; from there to the layer's start every module is released
+// and gathered again. On GPT-3 only the MLP's down projection is kept (the up projection's
+// distance is 2 x 604 M): two thirds of the layer move again.
+std::size_t regathered_ops(const LayerOps& layer, const spec::ModelSpec& m) {
+  double behind = 0;
+  for (std::size_t i = layer.size(); i > 0; --i) {
+    if (2 * behind >= kDeepSpeedMaxReuseDistance) return i;
+    for_each_trained_tensor(layer[i - 1], m, [&](double elements) { behind += elements; });
+  }
+  return 0;
 }
 
 double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s) {
@@ -224,6 +247,17 @@ double pp_transfer_s(const spec::Scenario& s) {
 
 double fsdp_gather_s(const spec::Scenario& s) {
   return sharded_layer_s(CollectiveKind::kAllGather, kGatheredParamBytes, s);
+}
+
+double fsdp_regather_s(const spec::Scenario& s) {
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
+  const auto layer_s = [&](bool moe_layer) {
+    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, moe_layer, s,
+                        regathered_ops(layer_ops(s, moe_layer), s.model));
+  };
+  if (!s.model.is_moe()) return layer_s(false);
+  const double moe_fraction = s.model.moe_layer_fraction();
+  return (1 - moe_fraction) * layer_s(false) + moe_fraction * layer_s(true);
 }
 
 double fsdp_scatter_s(const spec::Scenario& s) {

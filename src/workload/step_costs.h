@@ -108,6 +108,10 @@ double pp_transfer_s(const spec::Scenario& s);
 /// ZeRO-3/FSDP: gather one average layer's parameters; reduce-scatter its gradients.
 double fsdp_gather_s(const spec::Scenario& s);
 double fsdp_scatter_s(const spec::Scenario& s);
+/// DeepSpeed 0.3.x (ShardedCollectives::kPerTensorBlocking) after recomputing a layer: the part
+/// of the layer it gathers again for the backward, having released it after the recomputation.
+/// 0 under per-layer sharding, which keeps the layer gathered through both.
+double fsdp_regather_s(const spec::Scenario& s);
 /// Data-parallel gradient reduction of `params` parameters (all-reduce, or reduce-scatter under
 /// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
 double dp_reduce_s(const spec::Scenario& s, double params);

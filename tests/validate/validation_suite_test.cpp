@@ -46,7 +46,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
                      // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
                      // host's time for the n slice views and copies of each such collective.
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.307},  // split k (0.305)
+                     // Later: 0.244 with what DeepSpeed 0.3.x gathers again for the backward
+                     // after recomputing a layer (beyond its stage3_max_reuse_distance).
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.244},
                      // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
                      // without it, the stages' real layer counts and async TP per edge GEMM;
                      // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
@@ -65,7 +67,7 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.277}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
   // per-tensor collectives, 0.335 before SMs).
-  EXPECT_LE(r.overall.mape, 0.276);  // split k (0.275); softmax, as above
+  EXPECT_LE(r.overall.mape, 0.267);  // the re-gathers, as above (0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -89,8 +91,9 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   EXPECT_EQ(r.overall.rows, 83);
   expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.079},  // softmax (0.075), split k (0.07), as above
                      {"Narayanan2021_SC21_Megatron_Sec5.1", 0.16},
-                     // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies.
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.302},  // split k (0.30)
+                     // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies;
+                     // 0.239 with the re-gathers after recomputation, as above.
+                     {"Narayanan2021_SC21_Megatron_Table2", 0.239},
                      // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
                      // once took no further SMs: the parameter gathers beside the gradient buckets
                      // now slow row 3's stages more, +0.4% to -1.4%).
@@ -102,7 +105,7 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
                      {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.278}});
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
-  EXPECT_LE(r.overall.mape, 0.2735);  // softmax (0.2731), split k (0.272)
+  EXPECT_LE(r.overall.mape, 0.2645);  // the re-gathers (0.2735 before)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

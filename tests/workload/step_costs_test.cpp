@@ -67,6 +67,39 @@ TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollecti
   EXPECT_NEAR(fsdp_scatter_s(s), expected, 1e-12);
 }
 
+// The gather of one moved tensor, as PerTensorGathersPay... above prices it.
+double tensor_gather_s(double elements, const spec::Scenario& s) {
+  const int n = s.gpus;
+  const double bytes = 2 * elements;
+  const double gpu = collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
+                     n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
+  return n * 3e-6 + std::max(gpu, n * 15e-6);
+}
+
+TEST(ShardedCollectives, AfterRecomputationDeepSpeedGathersAgainAllButTheMlpDownProjection) {
+  // The backward runs MLP down first, right after the recomputation ran it: kept. MLP up is next
+  // used after MLP down's two uses, 2 x 4h^2 = 1.2e9 elements apart on GPT-3, beyond the 1e9 of
+  // stage3_max_reuse_distance: released and gathered again, and so are the projection and QKV.
+  const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
+  const std::vector<double> tensors = moved_tensor_elements(s);  // QKV, projection, MLP up, MLP down
+  ASSERT_GT(2 * tensors[3], 1e9);
+  EXPECT_NEAR(fsdp_regather_s(s),
+              tensor_gather_s(tensors[0], s) + tensor_gather_s(tensors[1], s) + tensor_gather_s(tensors[2], s), 1e-12);
+}
+
+TEST(ShardedCollectives, NothingIsGatheredAgainWhereTheLayerFitsTheReuseDistanceOrStaysGathered) {
+  // GPT-3 XL (h 2048): a whole layer behind QKV is 2 x 9 x 2048^2 = 75 M elements apart.
+  spec::Scenario small = zero3_gpt3(64, kPerTensor);
+  small.model.hidden = 2048;
+  small.model.ffn = 4 * 2048;
+  small.model.heads = 16;
+  small.model.kv_heads = 16;
+  EXPECT_EQ(fsdp_regather_s(spec::complete_and_validate(small)), 0);
+  // One gather per layer (PyTorch FSDP) keeps the unit gathered from the recomputation through
+  // its backward.
+  EXPECT_EQ(fsdp_regather_s(zero3_gpt3(1536, kPerLayer)), 0);
+}
+
 TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
   // A ring of n ranks takes n - 1 latency-bound steps per collective and the list form makes n
   // slice views and copies, paid once per tensor; one flat gather per layer pays the ring once.
