@@ -89,15 +89,19 @@ std::size_t regathered_ops(const LayerOps& layer, const spec::ModelSpec& m) {
   return 0;
 }
 
+// cost(moe_layer) averaged over the model's dense and MoE layers.
+template <typename LayerCost>
+double average_layer(const spec::ModelSpec& m, LayerCost cost) {
+  if (!m.is_moe()) return cost(false);
+  const double moe_fraction = m.moe_layer_fraction();
+  return (1 - moe_fraction) * cost(false) + moe_fraction * cost(true);
+}
+
 double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s) {
   if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) {
     return collective_s(kind, bytes_per_element * fsdp_layer_params(s), gradient_group(s.strategy), s);
   }
-  const spec::ModelSpec& m = s.model;
-  if (!m.is_moe()) return per_tensor_s(kind, bytes_per_element, false, s);
-  const double moe_fraction = m.moe_layer_fraction();
-  return (1 - moe_fraction) * per_tensor_s(kind, bytes_per_element, false, s) +
-         moe_fraction * per_tensor_s(kind, bytes_per_element, true, s);
+  return average_layer(s.model, [&](bool moe_layer) { return per_tensor_s(kind, bytes_per_element, moe_layer, s); });
 }
 
 }  // namespace
@@ -251,13 +255,10 @@ double fsdp_gather_s(const spec::Scenario& s) {
 
 double fsdp_regather_s(const spec::Scenario& s) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
-  const auto layer_s = [&](bool moe_layer) {
+  return average_layer(s.model, [&](bool moe_layer) {
     return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, moe_layer, s,
                         regathered_ops(layer_ops(s, moe_layer), s.model));
-  };
-  if (!s.model.is_moe()) return layer_s(false);
-  const double moe_fraction = s.model.moe_layer_fraction();
-  return (1 - moe_fraction) * layer_s(false) + moe_fraction * layer_s(true);
+  });
 }
 
 double fsdp_scatter_s(const spec::Scenario& s) {
