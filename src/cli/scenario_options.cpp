@@ -66,7 +66,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"bf16", "fp32"}))->capture_default_str();
   cmd.add_option("--schedule", o.schedule, "Pipeline schedule (default 1f1b; interleaved when --vp > 1)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
-  cmd.add_option("--attention", o.attention, "Attention kernel")->check(CLI::IsMember({"flash", "unfused"}))->capture_default_str();
+  cmd.add_option("--attention", o.attention,
+                 "Attention kernel: flash (FlashAttention-2), flash-v1 (FlashAttention 1 or a Triton kernel of its time) or unfused")
+      ->check(CLI::IsMember({"flash", "flash-v1", "unfused"}))
+      ->capture_default_str();
   cmd.add_option("--elementwise", o.elementwise,
                  "Elementwise ops: fused kernels (Megatron), eager PyTorch reference code, or compiled")
       ->check(CLI::IsMember({"fused", "eager", "compiled"}))->capture_default_str();
@@ -144,7 +147,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                                               : spec::Recompute::kNone;
   st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;
   st.grad_reduce_dtype = o.grad_dtype == "fp32" ? spec::Dtype::kFp32 : spec::Dtype::kBf16;
-  st.attention = o.attention == "unfused" ? spec::AttentionKernel::kUnfused : spec::AttentionKernel::kFlash;
+  st.attention = o.attention == "unfused"    ? spec::AttentionKernel::kUnfused
+                 : o.attention == "flash-v1" ? spec::AttentionKernel::kFlashV1
+                                             : spec::AttentionKernel::kFlash;
   st.pipeline_transfers = o.pipeline_transfers == "stream"  ? spec::PipelineTransfers::kStreamOrdered
                           : o.pipeline_transfers == "async" ? spec::PipelineTransfers::kAsynchronous
                                                             : spec::PipelineTransfers::kHostSynchronised;

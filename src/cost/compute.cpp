@@ -197,8 +197,9 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
   return odd_width(fwd, fp8, gpu) > 0 ? scaled(times, kMisalignedSlowdown) : times;
 }
 
-KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares) {
-  const double efficiency = gpu.attention_efficiency * keys / (keys + kAttentionHalfKeys);
+KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
+                          Shares shares) {
+  const double efficiency = relative_rate * gpu.attention_efficiency * keys / (keys + kAttentionHalfKeys);
   const double math = flops / (gpu.peak_bf16_flops * efficiency * clock_factor(gpu));
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   // Beside collectives the math runs on the SMs left, at their share of the rate.

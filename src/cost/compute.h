@@ -57,8 +57,9 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, 
                                   Shares shares);
 
 /// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
-/// positions, moving `bytes`.
-KernelTime attention_time(double flops, double bytes, double keys, const spec::GpuSpec& gpu, Shares shares);
+/// positions, moving `bytes`, at `relative_rate` times the GPU's FlashAttention-2 rate.
+KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
+                          Shares shares);
 
 /// Seconds for a bandwidth-bound kernel moving `bytes` while collectives beside it take
 /// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and

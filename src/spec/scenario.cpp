@@ -17,7 +17,14 @@ namespace stepcast::spec {
 // Enumerator names as the CLI spells them, indexed by the enumerator's value.
 const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
 const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
-const char* name(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
+const char* name(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kFlash: return "flash";
+    case AttentionKernel::kFlashV1: return "flash-v1";
+    case AttentionKernel::kUnfused: return "unfused";
+  }
+  return "";
+}
 const char* name(Elementwise k) {
   constexpr const char* kNames[] = {"fused", "eager", "compiled"};
   return kNames[static_cast<int>(k)];

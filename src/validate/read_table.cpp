@@ -179,6 +179,10 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.tp_shards_sequence = true;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
+    // Its benchmark script sets the model's attn_impl from --attn_impl, default 'triton'
+    // (scripts/train/benchmarking/submit_benchmarks.py): flash_attn_triton.py, a FlashAttention-1
+    // generation kernel. The tables predate FlashAttention-2 in llm-foundry (late 2023).
+    sw.attention = AttentionKernel::kFlashV1;
   }
   return sw;
 }

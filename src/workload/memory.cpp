@@ -97,7 +97,7 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
     // the 1-byte mask).
     const double scores = st.micro_batch * (m.heads / t) * (st.seq_len / st.cp) * st.seq_len;
     bytes += (2 * e + 1) * scores;
-  } else if (st.attention == spec::AttentionKernel::kFlash) {
+  } else if (st.attention != spec::AttentionKernel::kUnfused) {
     bytes += kFp32 * tokens * m.heads / t;  // logsumexp
   }
   // MLP block: norm input, up-projection input, activation input(s), down-projection input.

@@ -16,6 +16,12 @@ using spec::Scenario;
 
 constexpr double kFp32Bytes = 4;
 constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes (Megatron, PyTorch)
+// The first FlashAttention generation's rate as a fraction of FlashAttention-2's: "around 2x
+// speedup compared to FlashAttention", FlashAttention reaching 25-40% of the A100's peak and
+// FlashAttention-2 50-73% (Dao 2023, FlashAttention-2, abstract). The Triton kernel of that time
+// (llm-foundry's flash_attn_triton.py, by the same author) says of itself that its forward and
+// backward together are "slightly slower than CUDA forward + backward", FlashAttention 1.
+constexpr double kFlashV1RelativeRate = 0.5;
 
 Op gemm(const char* name, double m, double n, double k, double instances, double e) {
   Op op;
@@ -150,7 +156,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
   const double queries = st.seq_len / static_cast<double>(st.cp);  // local query positions
   const double keys = st.seq_len;                                   // context each query can see
   const double instances = attention_matrices(s);
-  if (st.attention == AttentionKernel::kFlash) {
+  if (st.attention != AttentionKernel::kUnfused) {
     // FlashAttention skips the masked upper triangle: on average a query sees half the keys (with
     // context parallelism the load-balanced chunks keep that average). QK^T and PV: 2 x 2 FLOPs
     // per (query, key, dim). Backward recomputes QK^T: 5 matmuls vs 2 (Dao 2023, FA2 §3.1.2).
@@ -168,6 +174,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
     op.bwd_flops = 2.5;
     op.bwd_bytes = 2;
     op.core_attention = true;
+    if (st.attention == AttentionKernel::kFlashV1) op.relative_rate = kFlashV1RelativeRate;
     out.add(op);
     return;
   }
@@ -237,7 +244,7 @@ double attention_matrices(const Scenario& s) {
 
 bool megatron_softmax_fused(const Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  if (st.attention == AttentionKernel::kFlash) return true;
+  if (st.attention != AttentionKernel::kUnfused) return true;
   const double queries = st.seq_len / static_cast<double>(st.cp), keys = st.seq_len;
   const double attention_batches = attention_matrices(s);
   // The kernel's batches per block: above 16 keys, 4 warps of 32 lanes per block, each warp
@@ -273,7 +280,7 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   }
   add_attention(s, out);
   // Unfused attention copies its output back itself; eager code after a fused kernel does too.
-  if (eager(s) && st.attention == AttentionKernel::kFlash) {
+  if (eager(s) && st.attention != AttentionKernel::kUnfused) {
     out.add(attention_transpose(2 * e * tokens * m.heads * hd / st.tp));
   }
   out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));

@@ -55,6 +55,8 @@ struct Op {
   // GEMMs whose input gradients backward scales in a kernel of their own, one per operand
   // (baddbmm with alpha != 1): the bytes those two kernels read and write together.
   double grad_scale_bytes = 0;
+  // Attention: the kernel's rate as a fraction of the GPU's FlashAttention-2 rate.
+  double relative_rate = 1;
 };
 
 /// At most kMaxOps operators describe one layer; fixed capacity so building them never allocates.

@@ -184,8 +184,9 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
     return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);
   }
-  return set(cost::attention_time(op.flops, op.bytes, op.n, gpu, shares),
-             cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, gpu, shares), {}, 0, 0);
+  return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, gpu, shares),
+             cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, op.relative_rate, gpu, shares),
+             {}, 0, 0);
 }
 
 double recompute_share(const Op& op, spec::Recompute mode) {

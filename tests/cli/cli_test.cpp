@@ -161,6 +161,14 @@ TEST(Cli, ADefaultGlobalBatchBeyondAnIntExitsOneSayingWhereItCameFrom) {
             "  hint: give a smaller --global-batch, --global-batch-tokens or --micro-batch\n");
 }
 
+TEST(Cli, FirstGenerationFlashAttentionIsSlowerThanFlashAttentionTwo) {
+  const std::string args = "estimate --model mpt-7b --cluster dgx-a100-80g --gpus 8 --seq 2048 --json --attention ";
+  const nlohmann::json v2 = nlohmann::json::parse(stepcast(args + "flash").output);
+  const nlohmann::json v1 = nlohmann::json::parse(stepcast(args + "flash-v1").output);
+  EXPECT_GT(v1["step_time_s"].get<double>(), v2["step_time_s"].get<double>());
+  EXPECT_EQ(v1["memory"]["per_gpu_gib"], v2["memory"]["per_gpu_gib"]);
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);

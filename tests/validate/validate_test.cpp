@@ -113,6 +113,17 @@ TEST(Report, ASourceWithNoPredictedRowPrintsDashesAndNullsNotAPerfectScore) {
   EXPECT_EQ(j["summary"]["rows"], 1);
 }
 
+TEST(ReadTable, LlmFoundryRowsRunItsFirstGenerationTritonFlashAttention) {
+  // published_runs.csv line 54: MPT-70B on 64 H100s; submit_benchmarks.py's attn_impl 'triton'.
+  const std::string row =
+      "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7),MPT-70b,64.86,80,8192,32768,,,50368,"
+      "2048,H100-SXM5-80GB,mosaic-h100-roce,64,1,1,64,,,,2048,8,full,,421.3,0.4257,66523,,yes,FULL_SHARD\n";
+  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + row, {});
+  ASSERT_EQ(cases.at(0).reason, "");
+  EXPECT_EQ(cases[0].scenario.strategy.attention, spec::AttentionKernel::kFlashV1);
+  EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
+}
+
 TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
   const std::string text = std::string(kPublishedHeader) + kNarayananZero3Row;
   const std::vector<Case> cases = read_table("p.csv", text, {});

@@ -6,6 +6,7 @@
 
 #include "analytic/estimate.h"
 #include "spec/presets.h"
+#include "workload/memory.h"
 #include "workload/step_costs.h"
 
 namespace stepcast::workload {
@@ -102,6 +103,26 @@ TEST(Operators, MegatronSoftmaxFallsBackToAnFp32ChainWhereItsFusedKernelCannotRu
   EXPECT_DOUBLE_EQ(odd.bytes, 36 * scores / 2);
   EXPECT_DOUBLE_EQ(odd.bytes * odd.bwd_bytes, 40 * scores / 2);
   EXPECT_EQ(long_context.launches, 5);
+}
+
+TEST(Operators, FlashAttentionOneDoesTheSameWorkAtHalfFlashAttentionTwosRate) {
+  spec::Scenario v2 = scenario("mpt-7b", spec::Elementwise::kFusedKernels);
+  spec::Scenario v1 = v2;
+  v1.strategy.attention = spec::AttentionKernel::kFlashV1;
+  const LayerOps ops2 = layer_ops(v2, false), ops1 = layer_ops(v1, false);
+  const Op& a2 = find(ops2, "attention");
+  const Op& a1 = find(ops1, "attention");
+  EXPECT_EQ(a1.flops, a2.flops);
+  EXPECT_EQ(a1.bytes, a2.bytes);
+  // Dao 2023: FlashAttention-2 is "around 2x" FlashAttention.
+  EXPECT_EQ(a1.relative_rate, 0.5);
+  // At 2,048 keys the kernel is math-bound, so it takes twice as long, forward and backward.
+  const double overhead = v2.cluster.gpu.kernel_overhead_s;
+  const OpTime t1 = op_times(a1, v1, {}).whole, t2 = op_times(a2, v2, {}).whole;
+  EXPECT_NEAR(t1.fwd - overhead, 2 * (t2.fwd - overhead), 1e-12);
+  EXPECT_NEAR(t1.bwd_input - overhead, 2 * (t2.bwd_input - overhead), 1e-12);
+  // Its memory is FlashAttention's: no score matrix.
+  EXPECT_EQ(layer_activation_bytes(v1, spec::Recompute::kNone), layer_activation_bytes(v2, spec::Recompute::kNone));
 }
 
 TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTimes) {
