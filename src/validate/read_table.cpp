@@ -128,7 +128,8 @@ struct Software {
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
 };
 
-Software software_of(std::string_view source, std::string_view model, std::string_view notes, int pp) {
+Software software_of(std::string_view source, std::string_view model, std::string_view notes, std::string_view gpu,
+                     int pp) {
   Software sw;
   if (contains(source, "Narayanan")) {
     // Megatron-LM 2021: attention before FlashAttention (2022); gradients all-reduced in FP16
@@ -179,10 +180,13 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.tp_shards_sequence = true;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
-    // Its benchmark script sets the model's attn_impl from --attn_impl, default 'triton'
-    // (scripts/train/benchmarking/submit_benchmarks.py): flash_attn_triton.py, a FlashAttention-1
-    // generation kernel. The tables predate FlashAttention-2 in llm-foundry (late 2023).
-    sw.attention = AttentionKernel::kFlashV1;
+    // The A100 40GB table came from the benchmark script's first form: its Precision and MP Mode
+    // columns read "bf16" and "PURE", as that script wrote them (precision as given, FSDP mixed
+    // precision default PURE), and it set the model's attn_impl from --attn_impl, default
+    // 'triton' (scripts/train/benchmarking/submit_benchmarks.py): flash_attn_triton.py, a
+    // FlashAttention-1 generation kernel. The H100 and most A100 80GB rows read "amp_bf16" and
+    // "DEFAULT", a later script whose attention default is not known for the tables' date.
+    if (contains(gpu, "40GB")) sw.attention = AttentionKernel::kFlashV1;
   }
   return sw;
 }
@@ -338,7 +342,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
 
   spec::Strategy& st = s.strategy;
   const std::optional<int> pp = r.integer("pp");
-  const Software sw = software_of(c.source, c.model, notes, pp.value_or(1));
+  const Software sw = software_of(c.source, c.model, notes, r.text("gpu"), pp.value_or(1));
   st.tp = r.integer("tp").value_or(s.cluster.gpus_per_node);
   st.cp = r.integer("cp").value_or(1);
   st.ep = r.integer("ep").value_or(1);

@@ -113,14 +113,19 @@ TEST(Report, ASourceWithNoPredictedRowPrintsDashesAndNullsNotAPerfectScore) {
   EXPECT_EQ(j["summary"]["rows"], 1);
 }
 
-TEST(ReadTable, LlmFoundryRowsRunItsFirstGenerationTritonFlashAttention) {
-  // published_runs.csv line 54: MPT-70B on 64 H100s; submit_benchmarks.py's attn_impl 'triton'.
-  const std::string row =
-      "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7),MPT-70b,64.86,80,8192,32768,,,50368,"
-      "2048,H100-SXM5-80GB,mosaic-h100-roce,64,1,1,64,,,,2048,8,full,,421.3,0.4257,66523,,yes,FULL_SHARD\n";
-  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + row, {});
-  ASSERT_EQ(cases.at(0).reason, "");
+TEST(ReadTable, LlmFoundrysA100FortyGbRowsRunItsFirstGenerationTritonFlashAttention) {
+  // published_runs.csv lines 71 and 54: MPT-70B on 128 A100 40GB, from the benchmark script whose
+  // attn_impl default is 'triton', and on 64 H100s, from a later script of unknown default.
+  const std::string source = "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7),MPT-70b,64.86,80,";
+  const std::string a100 = source + "8192,32768,,,50368,2048,A100-SXM4-40GB,mosaic-a100-40g-roce,128,1,1,128,,,,512,4,"
+                                    "full,,,0.4891,48194,,yes,FULL_SHARD\n";
+  const std::string h100 = source + "8192,32768,,,50368,2048,H100-SXM5-80GB,mosaic-h100-roce,64,1,1,64,,,,2048,8,"
+                                    "full,,421.3,0.4257,66523,,yes,FULL_SHARD\n";
+  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + a100 + h100, {});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].reason, "");
   EXPECT_EQ(cases[0].scenario.strategy.attention, spec::AttentionKernel::kFlashV1);
+  EXPECT_EQ(cases[1].scenario.strategy.attention, spec::AttentionKernel::kFlash);
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
 }
 

@@ -64,12 +64,12 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
                      // Float8ColwiseParallel and Float8RowwiseParallel do (row 34: +12.9 -> +22.2%).
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.449},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
-                     // Later 0.199 (was 0.277): llm-foundry's benchmarks ran attn_impl triton, a
+                     // Later 0.251 (was 0.277): the A100 40GB rows ran attn_impl triton, a
                      // FlashAttention-1 generation kernel, at half FlashAttention-2's rate.
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.199}});
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.251}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
   // per-tensor collectives, 0.335 before SMs).
-  EXPECT_LE(r.overall.mape, 0.238);  // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
+  EXPECT_LE(r.overall.mape, 0.257);  // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -105,10 +105,10 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
                      {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.445},
                      {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.18},
                      // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
-                     // Later 0.199 with FlashAttention 1 for llm-foundry, as above.
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.199}});
+                     // Later 0.251 with FlashAttention 1 for llm-foundry's A100 40GB rows, as above.
+                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.251}});
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
-  EXPECT_LE(r.overall.mape, 0.235);  // FlashAttention 1 (0.2645 with the re-gathers, 0.2735 before)
+  EXPECT_LE(r.overall.mape, 0.2545);  // FlashAttention 1 (0.2645 with the re-gathers, 0.2735 before)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
