@@ -18,12 +18,8 @@ namespace stepcast::spec {
 const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
 const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
 const char* name(AttentionKernel k) {
-  switch (k) {
-    case AttentionKernel::kFlash: return "flash";
-    case AttentionKernel::kFlashV1: return "flash-v1";
-    case AttentionKernel::kUnfused: return "unfused";
-  }
-  return "";
+  constexpr const char* kNames[] = {"flash", "flash-v1", "unfused"};
+  return kNames[static_cast<int>(k)];
 }
 const char* name(Elementwise k) {
   constexpr const char* kNames[] = {"fused", "eager", "compiled"};
