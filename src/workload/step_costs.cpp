@@ -50,17 +50,16 @@ constexpr double kNarrowHostS = 3e-6, kViewHostS = 2e-6, kSelectHostS = 3e-6, kC
 //   collective runs; in before the reduce-scatter, which starts after the last copy.
 // Each copy costs the larger of its GPU time and its host time. Tensors under DeepSpeed's
 // persistence threshold stay whole on every rank and never move.
-// `ops` limits it to the layer's first operators.
-double per_tensor_s(CollectiveKind kind, double bytes_per_element, bool moe_layer, const spec::Scenario& s,
-                    std::size_t ops = kMaxOps) {
+// The tensors of `layer`'s first `ops` operators.
+double per_tensor_s(CollectiveKind kind, double bytes_per_element, const LayerOps& layer, std::size_t ops,
+                    const spec::Scenario& s) {
   const GroupShape group = gradient_group(s.strategy);
   if (group.size <= 1) return 0;
   const bool gather = kind == CollectiveKind::kAllGather;
   const double slice_views = group.size * (gather ? kNarrowHostS : kViewHostS + kNarrowHostS);
   const double host_copies = group.size * (kSelectHostS + kCopyHostS);
-  const LayerOps layer = layer_ops(s, moe_layer);
   double seconds = 0;
-  for (std::size_t i = 0; i < std::min(ops, layer.size()); ++i) {
+  for (std::size_t i = 0; i < ops; ++i) {
     for_each_trained_tensor(layer[i], s.model, [&](double elements) {
       if (elements <= kDeepSpeedPersistenceThreshold) return;
       const double bytes = bytes_per_element * elements;
@@ -101,7 +100,10 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
   if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) {
     return collective_s(kind, bytes_per_element * fsdp_layer_params(s), gradient_group(s.strategy), s);
   }
-  return average_layer(s.model, [&](bool moe_layer) { return per_tensor_s(kind, bytes_per_element, moe_layer, s); });
+  return average_layer(s.model, [&](bool moe_layer) {
+    const LayerOps layer = layer_ops(s, moe_layer);
+    return per_tensor_s(kind, bytes_per_element, layer, layer.size(), s);
+  });
 }
 
 }  // namespace
@@ -257,8 +259,8 @@ double fsdp_gather_s(const spec::Scenario& s) {
 double fsdp_regather_s(const spec::Scenario& s) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
   return average_layer(s.model, [&](bool moe_layer) {
-    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, moe_layer, s,
-                        regathered_ops(layer_ops(s, moe_layer), s.model));
+    const LayerOps layer = layer_ops(s, moe_layer);
+    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer, regathered_ops(layer, s.model), s);
   });
 }
 
