@@ -7,6 +7,7 @@
 
 #include "analysis/simulate.h"
 #include "cli/commands.h"
+#include "cli/result_output.h"
 #include "cli/scenario_options.h"
 #include "core/error.h"
 #include "report/chrome_trace.h"
@@ -19,11 +20,11 @@ Runner add_simulate(CLI::App& app) {
       "simulate", "Simulate one step event by event: the metrics of estimate, the critical path, a timeline");
   auto options = std::make_shared<ScenarioOptions>();
   add_scenario_options(*cmd, *options);
-  auto json = std::make_shared<bool>(false);
+  auto output = std::make_shared<ResultOutput>();
   auto trace = std::make_shared<std::string>();
-  cmd->add_flag("--json", *json, "Print a JSON object instead of the table");
+  add_result_options(*cmd, *output);
   cmd->add_option("--chrome-trace", *trace, "Write the timeline as Chrome trace events (Perfetto, chrome://tracing)");
-  return [options, json, trace] {
+  return [options, output, trace] {
     const spec::Scenario s = build_scenario(*options);
     const analysis::Simulation sim = analysis::simulate(s);
     if (!trace->empty()) {
@@ -34,12 +35,9 @@ Runner add_simulate(CLI::App& app) {
                     "check that the directory exists and is writable");
       }
     }
-    if (*json) {
-      fmt::print("{}\n", report::simulation_json(s, sim).dump(2));
-    } else {
-      fmt::print("{}", report::simulation_text(s, sim));
-      if (!trace->empty()) fmt::print("timeline written to {}\n", *trace);
-    }
+    std::string text = report::simulation_text(s, sim);
+    if (!trace->empty()) text += fmt::format("timeline written to {}\n", *trace);
+    print_result(*output, s, report::simulation_json(s, sim), text);
     return kExitOk;
   };
 }

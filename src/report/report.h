@@ -5,9 +5,11 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
+#include "analytic/operator_costs.h"
 #include "validate/validate.h"
 
 namespace stepcast::report {
@@ -19,6 +21,14 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e);
 /// memory{per_gpu_gib, capacity_gib, fits, <category>_gib...}, breakdown{<category>_s...},
 /// scenario{...}. Keys are sorted (nlohmann::json's object order).
 nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& e);
+
+/// `ops` (analytic::operator_costs(s)) as one table per group: each operator's forward, backward
+/// and recomputed milliseconds per micro-batch, its share of the group's kernel time, and the rate
+/// it runs at (TFLOP/s for GEMMs and attention, GB/s for memory-bound kernels).
+std::string operators_text(const spec::Scenario& s, const std::vector<analytic::OperatorCost>& ops);
+
+/// [{group, name, kind, fwd_s, bwd_s, recompute_s, host_s, flops, bytes}], one per operator.
+nlohmann::json operators_json(const std::vector<analytic::OperatorCost>& ops);
 
 /// estimate_text of the simulated metrics, then the graph's size, the critical path by category
 /// and the mean utilisation of each stream over the stages.

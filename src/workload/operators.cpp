@@ -225,6 +225,11 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
 
 }  // namespace
 
+const char* name(OpKind kind) {
+  constexpr const char* kNames[] = {"gemm", "attention", "memory"};
+  return kNames[static_cast<int>(kind)];
+}
+
 void LayerOps::add(const Op& op) {
   STEPCAST_ASSERT(count_ < kMaxOps, "a layer has more operators than LayerOps can hold");
   std::construct_at(&slots_[count_++].op, op);

@@ -24,6 +24,9 @@ enum class OpKind {
   kMemory,     // bandwidth-bound: norms, activations, residuals, softmax, dropout, RoPE, embedding
 };
 
+/// "gemm", "attention" or "memory".
+const char* name(OpKind kind);
+
 /// Where an op sits in a parallel block: the collective that feeds a block (TP all-gather with
 /// sequence parallelism, EP dispatch) runs before its kBlockStart op; the one that combines its
 /// output (TP all-reduce or reduce-scatter, EP combine) after its kBlockEnd op.

@@ -1,0 +1,23 @@
+// How estimate and simulate print their result: a table, or --json; with --ops, followed by each
+// operator's time (report::operators_text), or with the JSON key "operators".
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "spec/scenario.h"
+
+namespace stepcast::cli {
+
+struct ResultOutput {
+  bool json = false;
+  bool ops = false;
+};
+
+void add_result_options(CLI::App& cmd, ResultOutput& o);
+
+/// Prints `j` (--json) or `text`, each with the operators of `s` when --ops asked for them.
+void print_result(const ResultOutput& o, const spec::Scenario& s, nlohmann::json j, const std::string& text);
+
+}  // namespace stepcast::cli
