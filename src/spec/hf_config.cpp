@@ -20,9 +20,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> kTypes = {"deepseek_v2", "deepseek_v3", "gpt2",
-                                                  "gpt_neox",    "llama",       "mistral",
-                                                  "mixtral",     "qwen2",       "qwen2_moe"};
+  static const std::vector<std::string> kTypes = {"deepseek_v2", "deepseek_v3", "gpt2",   "gpt_neox",
+                                                  "llama",       "mistral",     "mixtral", "qwen2",
+                                                  "qwen2_moe",   "qwen3",       "qwen3_moe"};
   return kTypes;
 }
 
@@ -472,6 +472,12 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     m = read_mixtral(f);
   } else if (*type == "qwen2_moe") {
     m = read_qwen2_moe(f);
+  } else if (*type == "qwen3" || *type == "qwen3_moe") {
+    // Qwen3 is Llama's layer with q_norm and k_norm on each head (transformers Qwen3Attention);
+    // Qwen3-MoE routes as Qwen2-MoE does, without the shared expert.
+    m = *type == "qwen3" ? read_llama_like(f) : read_qwen2_moe(f);
+    m.bias = f.optional_bool("attention_bias", false);
+    m.qk_norm = true;
   } else if (*type == "deepseek_v2" || *type == "deepseek_v3") {
     m = read_deepseek(f);
   } else if (*type == "gpt2") {

@@ -11,6 +11,8 @@
 //       llama also attention_bias / mlp_bias; mixtral num_local_experts, num_experts_per_tok;
 //       qwen2_moe num_experts, num_experts_per_tok, moe_intermediate_size,
 //       shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
+//   qwen3, qwen3_moe   as llama and qwen2_moe (qwen3_moe has no shared expert), attention_bias;
+//              both carry an RMSNorm over each query and key head (ModelSpec::qk_norm).
 //   gpt2       n_layer, n_embd, n_head, n_inner (absent or null: 4 * n_embd), n_positions,
 //              vocab_size, activation_function, layer_norm_epsilon, tie_word_embeddings
 //              (default true)

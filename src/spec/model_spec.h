@@ -35,6 +35,7 @@ struct ModelSpec {
   PositionKind position = PositionKind::kLearned;
   bool tied_embeddings = false;  // input embedding and output projection share weights
   bool bias = false;             // linear layers carry biases (GPT-2/3, Megatron GPT)
+  bool qk_norm = false;          // an RMSNorm over each query and key head before RoPE (Qwen3)
   double hidden_dropout = 0;     // dropout probability on each residual branch; 0: no dropout
   MoeSpec moe;
 

@@ -399,6 +399,7 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
                                                      {"none", PositionKind::kNone}});
     m.tied_embeddings = r.boolean("tied_embeddings");
     m.bias = r.boolean("bias");
+    if (r.has("qk_norm")) m.qk_norm = r.boolean("qk_norm");
     if (r.has("hidden_dropout")) m.hidden_dropout = r.number("hidden_dropout", 0, 1, false);
     if (r.has("moe")) m.moe = moe_from(MapReader(src, r.value("moe"), "moe"), m);
     r.reject_unknown_keys();

@@ -67,7 +67,7 @@ double gathered_params(const spec::Scenario& s, double layer_params) {
   if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) return 2 * layer_params;
   double largest = 0;
   for (const Op& op : layer_ops(s, s.model.is_moe())) {
-    for_each_trained_tensor(op, s.model, [&](double elements) { largest = std::max(largest, elements); });
+    for_each_trained_tensor(op, [&](double elements) { largest = std::max(largest, elements); });
   }
   return std::min(2 * layer_params, kDeepSpeedMaxLiveParams + largest);
 }
@@ -91,6 +91,7 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   // Attention block: norm input, QKV input (sharded with SP), Q K V, attention output.
   double bytes = e * rep * h + e * rep * h;
   bytes += e * tokens * (m.heads + 2.0 * m.kv_heads) * hd / t;
+  if (m.qk_norm) bytes += e * tokens * (m.heads + m.kv_heads) * hd / t;  // Q and K before their norms
   bytes += e * tokens * m.heads * hd / t;
   if (st.attention == spec::AttentionKernel::kUnfused && mode == Recompute::kNone) {
     // Softmax output, dropout mask and dropout output: 5 a s^2 b / t (Korthikanti eq. 1 with

@@ -22,7 +22,8 @@ double attention_params(const spec::ModelSpec& m) {
   const double qkv = h * (m.heads + 2.0 * m.kv_heads) * hd;
   const double out = m.heads * hd * h;
   const double biases = m.bias ? (m.heads + 2.0 * m.kv_heads) * hd + h : 0;
-  return qkv + out + biases;
+  const double qk_norms = m.qk_norm ? 2 * hd : 0;
+  return qkv + out + biases + qk_norms;
 }
 
 }  // namespace

@@ -75,11 +75,14 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // input gradient, per-block partial weight gradients and their reduction (apex
 // layer_norm_cuda_kernel.cu: cuComputeGradInput, cuComputePartGradGammaBeta,
 // cuComputeGradGammaBeta).
-Op norm(const char* name, double tokens, double hidden, double e, const Scenario& s) {
-  const double elements = tokens * hidden;
+// A norm over rows of `width` elements: the hidden size, or a head's for Qwen3's query and key
+// norms. Its trained scale (and a LayerNorm's shift) is `width` wide.
+Op norm(const char* name, double rows, double width, double e, const Scenario& s) {
+  const double elements = rows * width;
   Op op = eager(s) && s.model.norm == spec::NormKind::kRmsNorm
               ? kernel_chain(name, 36 * elements, 64 * elements, 8, 12)
               : kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3);
+  op.n = width;
   op.weights = 1;
   op.biases = s.model.norm == spec::NormKind::kLayerNorm ? 1 : 0;
   return op;
@@ -277,6 +280,12 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
   out.back().tp_edge = BlockEdge::kStart;
   out.back().op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
+  if (m.qk_norm) {
+    // Qwen3: q_norm and k_norm, RMSNorms over each head's head_dim, between the projections and
+    // RoPE (transformers Qwen3Attention).
+    out.add(norm("q_norm", tokens * m.heads / st.tp, hd, e, s));
+    out.add(norm("k_norm", tokens * m.kv_heads / st.tp, hd, e, s));
+  }
   if (m.position == PositionKind::kRope) out.add(rope(tokens * (m.heads + m.kv_heads) * hd / st.tp, e, s, 2));
   if (eager(s) && m.kv_heads < m.heads) {
     // repeat_kv: expand + reshape copies k and v out to every query head; backward sums them back.

@@ -37,7 +37,7 @@ struct Op {
   OpKind kind = OpKind::kMemory;
   double flops = 0;        // forward FLOPs (a multiply-add counts 2)
   double bytes = 0;        // forward HBM bytes read + written
-  double m = 0, n = 0, k = 0;  // GEMM / attention shape per instance (kGemm, kAttention)
+  double m = 0, n = 0, k = 0;  // GEMM / attention shape per instance; a norm's width in n
   double instances = 1;    // batched GEMMs or attention heads x sequences run together
   double bwd_flops = 2;    // backward FLOPs / forward FLOPs (2 for GEMMs: dX and dW)
   double bwd_bytes = 2;    // backward bytes / forward bytes
@@ -88,12 +88,12 @@ class LayerOps {
 };
 
 /// Calls visit(elements) for each trained tensor of `op` on this GPU: a linear layer's k x n
-/// weight and n bias per instance; a norm's hidden-sized scale and shift.
+/// weight and n bias per instance; a norm's n-wide scale and shift.
 template <typename Visit>
-void for_each_trained_tensor(const Op& op, const spec::ModelSpec& m, Visit visit) {
+void for_each_trained_tensor(const Op& op, Visit visit) {
   const bool linear = op.kind == OpKind::kGemm;
-  for (int i = 0; i < op.weights; ++i) visit(linear ? op.k * op.n : m.hidden);
-  for (int i = 0; i < op.biases; ++i) visit(linear ? op.n : m.hidden);
+  for (int i = 0; i < op.weights; ++i) visit(linear ? op.k * op.n : op.n);
+  for (int i = 0; i < op.biases; ++i) visit(op.n);
 }
 
 /// One transformer layer for one micro-batch on one GPU of the tensor/context/expert-parallel

@@ -60,7 +60,7 @@ double per_tensor_s(CollectiveKind kind, double bytes_per_element, const LayerOp
   const double host_copies = group.size * (kSelectHostS + kCopyHostS);
   double seconds = 0;
   for (std::size_t i = 0; i < ops; ++i) {
-    for_each_trained_tensor(layer[i], s.model, [&](double elements) {
+    for_each_trained_tensor(layer[i], [&](double elements) {
       if (elements <= kDeepSpeedPersistenceThreshold) return;
       const double bytes = bytes_per_element * elements;
       const double collective = collective_s(kind, bytes, group, s);
@@ -79,11 +79,11 @@ double per_tensor_s(CollectiveKind kind, double bytes_per_element, const LayerOp
 // reaches kDeepSpeedMaxReuseDistance; from there to the layer's start every module is released
 // and gathered again. On GPT-3 only the MLP's down projection is kept (the up projection's
 // distance is 2 x 604 M): two thirds of the layer move again.
-std::size_t regathered_ops(const LayerOps& layer, const spec::ModelSpec& m) {
+std::size_t regathered_ops(const LayerOps& layer) {
   double behind = 0;
   for (std::size_t i = layer.size(); i > 0; --i) {
     if (2 * behind >= kDeepSpeedMaxReuseDistance) return i;
-    for_each_trained_tensor(layer[i - 1], m, [&](double elements) { behind += elements; });
+    for_each_trained_tensor(layer[i - 1], [&](double elements) { behind += elements; });
   }
   return 0;
 }
@@ -260,7 +260,7 @@ double fsdp_regather_s(const spec::Scenario& s) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
   return average_layer(s.model, [&](bool moe_layer) {
     const LayerOps layer = layer_ops(s, moe_layer);
-    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer, regathered_ops(layer, s.model), s);
+    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer, regathered_ops(layer), s);
   });
 }
 

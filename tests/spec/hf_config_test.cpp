@@ -308,6 +308,80 @@ constexpr const char* kQwen2_57B_A14B = R"({
 }
 )";
 
+// Qwen/Qwen3-32B
+constexpr const char* kQwen3_32B = R"({
+  "architectures": [
+    "Qwen3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 5120,
+  "initializer_range": 0.02,
+  "intermediate_size": 25600,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 64,
+  "model_type": "qwen3",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 64,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+}
+)";
+
+// Qwen/Qwen3-30B-A3B
+constexpr const char* kQwen3_30B_A3B = R"({
+  "architectures": [
+    "Qwen3MoeForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 6144,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 48,
+  "mlp_only_layers": [],
+  "model_type": "qwen3_moe",
+  "moe_intermediate_size": 768,
+  "norm_topk_prob": true,
+  "num_attention_heads": 32,
+  "num_experts": 128,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 48,
+  "num_key_value_heads": 4,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.001,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+}
+)";
+
 TEST(HfConfig, ReadsLlama31_8B) {
   const ModelSpec m = read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B);
   EXPECT_EQ(m.name, "Llama-3.1-8B");  // a Hub checkout's folder: the file is always config.json
@@ -445,6 +519,38 @@ TEST(HfConfig, ReadsQwen2MoeSharedExpertAsRoutedSizedCopies) {
   EXPECT_EQ(m.moe.dense_layers, 0);
 }
 
+TEST(HfConfig, ReadsQwen3_32BWithItsOwnHeadDimAndQueryKeyNorms) {
+  const ModelSpec m = read_hf_config("Qwen3-32B/config.json", kQwen3_32B);
+  EXPECT_EQ(m.layers, 64);
+  EXPECT_EQ(m.hidden, 5120);
+  EXPECT_EQ(m.ffn, 25600);
+  EXPECT_EQ(m.heads, 64);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.effective_head_dim(), 128);  // 64 x 128 = 8192 wide, not hidden / heads = 80
+  EXPECT_EQ(m.vocab, 151936);
+  EXPECT_EQ(m.max_seq, 40960);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_FALSE(m.bias);
+  EXPECT_FALSE(m.is_moe());
+}
+
+TEST(HfConfig, ReadsQwen3MoeWithoutASharedExpert) {
+  const ModelSpec m = read_hf_config("Qwen3-30B-A3B/config.json", kQwen3_30B_A3B);
+  EXPECT_EQ(m.layers, 48);
+  EXPECT_EQ(m.moe.experts, 128);
+  EXPECT_EQ(m.moe.top_k, 8);
+  EXPECT_EQ(m.moe.expert_ffn, 768);
+  EXPECT_EQ(m.moe.shared_experts, 0);
+  EXPECT_EQ(m.moe.dense_layers, 0);
+  EXPECT_TRUE(m.qk_norm);
+}
+
+TEST(HfConfig, OtherModelsHaveNoQueryKeyNorms) {
+  EXPECT_FALSE(read_hf_config("Qwen2-7B/config.json", kQwen2_7B).qk_norm);
+  EXPECT_FALSE(read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B).qk_norm);
+}
+
 TEST(HfConfig, NamesTheModelAfterNameOrPath) {
   const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
       "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
@@ -576,18 +682,18 @@ INSTANTIATE_TEST_SUITE_P(
                   ""},
         ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
                   "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
-                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe",
+                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe",
                   ""},
         ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
                   ErrorKind::kInvalidInput,
                   "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
-                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe\n"
+                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "    \"model_type\": \"lama\"\n"
                   "    ^",
                   "did you mean \"llama\"?"},
         ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
                   "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
-                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe\n"
+                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "  {\"model_type\": \"bert\"}\n"
                   "   ^",
                   ""},

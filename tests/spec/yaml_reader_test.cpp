@@ -89,7 +89,12 @@ TEST(YamlReader, ReadsModelAndDefaultsKvHeadsToHeads) {
   EXPECT_FALSE(m.tied_embeddings);
   EXPECT_FALSE(m.bias);
   EXPECT_EQ(m.hidden_dropout, 0);
+  EXPECT_FALSE(m.qk_norm);
   EXPECT_FALSE(m.is_moe());
+}
+
+TEST(YamlReader, ReadsQueryKeyNorms) {
+  EXPECT_TRUE(read_model_yaml("m.yaml", std::string(kModel) + "qk_norm: true\n").qk_norm);
 }
 
 TEST(YamlReader, ReadsHiddenDropoutAsAProbability) {
@@ -220,14 +225,14 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, hidden_dropout, moe"},
+       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe"},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
        "m.yaml:14:1: unknown key \"dropout\"\n"
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, hidden_dropout, moe"},
+       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe"},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"

@@ -36,6 +36,13 @@ TEST(ParamCounts, MatchesLlama31_8bPublishedCount) {
   EXPECT_DOUBLE_EQ(param_counts(spec::model_preset("llama3.1-8b")).total, 8030261248.0);
 }
 
+TEST(ParamCounts, QueryAndKeyNormsAddTwoHeadDimScalesPerLayer) {
+  spec::ModelSpec m = spec::model_preset("llama3.1-8b");
+  const double without = param_counts(m).total;
+  m.qk_norm = true;
+  EXPECT_DOUBLE_EQ(param_counts(m).total - without, 2.0 * m.effective_head_dim() * m.layers);
+}
+
 TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const spec::ModelSpec m = gpt(24, 2048, 16);
   const ParamCounts p = param_counts(m);

@@ -46,6 +46,31 @@ TEST(Operators, EagerRmsNormIsAChainOfFp32Kernels) {
   EXPECT_GT(find(eager, "attention_transpose").bytes, 0);
 }
 
+// Qwen3's q_norm and k_norm: an RMSNorm over each head, between the QKV projection and RoPE.
+TEST(Operators, QueryAndKeyNormsRunOverEveryHeadBeforeRope) {
+  spec::Scenario plain = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  spec::Scenario qwen3 = plain;
+  qwen3.model.qk_norm = true;
+  const LayerOps ops = layer_ops(qwen3, false);
+  ASSERT_EQ(ops.size(), layer_ops(plain, false).size() + 2);
+  EXPECT_EQ(std::string_view(ops[1].name), "qkv_projection");
+  EXPECT_EQ(std::string_view(ops[2].name), "q_norm");
+  EXPECT_EQ(std::string_view(ops[3].name), "k_norm");
+  EXPECT_EQ(std::string_view(ops[4].name), "rope");
+  const spec::ModelSpec& m = qwen3.model;
+  const double tokens = local_tokens(qwen3), hd = m.effective_head_dim();
+  // Fused: read and write each element once in BF16.
+  EXPECT_DOUBLE_EQ(ops[2].bytes, 2 * 2 * tokens * m.heads * hd);
+  EXPECT_DOUBLE_EQ(ops[3].bytes, 2 * 2 * tokens * m.kv_heads * hd);
+  double scale = 0;
+  for_each_trained_tensor(ops[2], [&](double elements) { scale = elements; });
+  EXPECT_EQ(scale, hd);  // one head_dim-wide scale, not a hidden-wide one
+  // Backward needs each norm's input: Q and K once more.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(qwen3, spec::Recompute::kNone) -
+                       layer_activation_bytes(plain, spec::Recompute::kNone),
+                   2 * tokens * (m.heads + m.kv_heads) * hd);
+}
+
 TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
