@@ -378,7 +378,7 @@ void set_rates(const spec::Scenario& s, Estimate& out) {
   const double model_flops = workload::model_flops_per_token(m, st.seq_len) * tokens;
   // Recomputation re-runs the forward: a third of the layers' model FLOPs (full) or of the
   // attention term (selective).
-  const double attention_flops = 12.0 * m.layers * m.heads * m.effective_head_dim() * st.seq_len * tokens;
+  const double attention_flops = workload::attention_flops_per_token(m, st.seq_len) * tokens;
   const double layer_flops = model_flops - 6.0 * m.vocab * m.hidden * tokens;
   double recompute_flops = 0;
   switch (st.recompute) {

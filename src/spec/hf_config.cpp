@@ -329,13 +329,18 @@ ModelSpec read_qwen2_moe(const Fields& f) {
   return m;
 }
 
-// DeepSeek-V2/V3: MLA approximated as MHA (see hf_config.h); the first first_k_dense_replace
+// DeepSeek-V2/V3: multi-head latent attention (q_lora_rank null or absent: queries projected
+// directly, as in DeepSeek-V2-Lite); the first first_k_dense_replace
 // layers have a dense MLP of intermediate_size, the rest n_routed_experts routed and
 // n_shared_experts shared experts of moe_intermediate_size (DeepseekV3DecoderLayer).
 ModelSpec read_deepseek(const Fields& f) {
   ModelSpec m = read_llama_like(f);
   m.kv_heads = m.heads;
-  m.head_dim = f.required_int("qk_nope_head_dim") + f.required_int("qk_rope_head_dim");
+  m.mla.qk_rope_head_dim = f.required_int("qk_rope_head_dim");
+  m.head_dim = f.required_int("qk_nope_head_dim") + m.mla.qk_rope_head_dim;
+  m.mla.q_lora_rank = f.optional_int("q_lora_rank", 0);
+  m.mla.kv_lora_rank = f.required_int("kv_lora_rank");
+  m.mla.v_head_dim = f.required_int("v_head_dim");
   m.moe.experts = f.required_int("n_routed_experts");
   read_top_k(f, "n_routed_experts", m);
   m.moe.expert_ffn = f.required_int("moe_intermediate_size");

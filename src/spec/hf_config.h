@@ -22,16 +22,11 @@
 //              neither FLOPs nor memory, so it is not read.
 //   deepseek_v2, deepseek_v3   the llama fields plus n_routed_experts, num_experts_per_tok,
 //              moe_intermediate_size, n_shared_experts, first_k_dense_replace, moe_layer_freq,
-//              qk_nope_head_dim, qk_rope_head_dim.
-//
-// DeepSeek's multi-head latent attention (MLA) is approximated as plain multi-head attention with
-// num_attention_heads query and key/value heads of head_dim = qk_nope_head_dim + qk_rope_head_dim
-// (192 for V3); q_lora_rank, kv_lora_rank and v_head_dim are not modelled. For DeepSeek-V3 this
-// overstates the attention projections 3.8x (0.70 B instead of 0.19 B parameters per layer, 32 B
-// over 61 layers), so the activated parameters per token come out near 69 B instead of 37 B and
-// the step's matmul FLOPs high by as much; attention-score FLOPs of the value product are 1.5x
-// (192 instead of 128 per head). The multi-token-prediction module (num_nextn_predict_layers) is
-// left out.
+//              and multi-head latent attention (ModelSpec::mla): qk_nope_head_dim,
+//              qk_rope_head_dim (head_dim is their sum), q_lora_rank (null: queries projected
+//              directly, as V2-Lite), kv_lora_rank, v_head_dim. DeepSeek-V3 comes out at 671 B
+//              parameters, 36.6 B activated per token (the paper: 671 B and 37 B). The
+//              multi-token-prediction module (num_nextn_predict_layers) is left out.
 //
 // Keys the reader does not use are ignored rather than rejected: a config.json carries dozens of
 // keys for inference, tokenisation and quantisation that do not change the training step.

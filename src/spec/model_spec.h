@@ -20,6 +20,16 @@ struct MoeSpec {
   double capacity_factor = 1.0;  // tokens an expert accepts, relative to a perfectly even split
 };
 
+/// DeepSeek-V2/V3 multi-head latent attention (DeepSeek-V2 paper §2.1; transformers
+/// DeepseekV3Attention). Queries and keys have head_dim = qk_nope + qk_rope_head_dim per head;
+/// the keys' RoPE part is one head shared by all. kv_lora_rank == 0 means ordinary attention.
+struct MlaSpec {
+  int q_lora_rank = 0;       // queries through a down projection of this rank and its norm; 0: direct
+  int kv_lora_rank = 0;      // keys and values through one down projection of this rank and its norm
+  int qk_rope_head_dim = 0;  // the rotary part of each query and key head
+  int v_head_dim = 0;        // each value head's width, and the attention output's per head
+};
+
 struct ModelSpec {
   std::string name;
   int layers = 0;       // transformer blocks
@@ -38,6 +48,7 @@ struct ModelSpec {
   bool qk_norm = false;          // an RMSNorm over each query and key head before RoPE (Qwen3)
   double hidden_dropout = 0;     // dropout probability on each residual branch; 0: no dropout
   MoeSpec moe;
+  MlaSpec mla;
 
   bool is_moe() const { return moe.experts > 0; }
   // Share of the layers that are MoE layers (0 for a dense model): the ones after the leading
@@ -48,6 +59,9 @@ struct ModelSpec {
   // Without an explicit head_dim the heads split the hidden size, which they must divide.
   bool head_dim_whole() const { return head_dim > 0 || hidden % heads == 0; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  // Width of a value head, and of the attention output per head.
+  int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }
 };
 
 }  // namespace stepcast::spec

@@ -376,12 +376,17 @@ std::string dump(const Scenario& sc) {
   d.field("model.tied_embeddings", m.tied_embeddings);
   d.field("model.hidden_dropout", m.hidden_dropout);
   d.field("model.bias", m.bias);
+  d.field("model.qk_norm", m.qk_norm);
   d.field("model.moe.experts", m.moe.experts);
   d.field("model.moe.top_k", m.moe.top_k);
   d.field("model.moe.expert_ffn", m.moe.expert_ffn);
   d.field("model.moe.shared_experts", m.moe.shared_experts);
   d.field("model.moe.dense_layers", m.moe.dense_layers);
   d.field("model.moe.capacity_factor", m.moe.capacity_factor);
+  d.field("model.mla.q_lora_rank", m.mla.q_lora_rank);
+  d.field("model.mla.kv_lora_rank", m.mla.kv_lora_rank);
+  d.field("model.mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
+  d.field("model.mla.v_head_dim", m.mla.v_head_dim);
 
   const ClusterSpec& c = sc.cluster;
   const GpuSpec& g = c.gpu;

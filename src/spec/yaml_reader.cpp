@@ -365,6 +365,23 @@ MoeSpec moe_from(MapReader r, const ModelSpec& m) {
   return moe;
 }
 
+// Multi-head latent attention: the rotary part is a part of head_dim.
+MlaSpec mla_from(MapReader r, const ModelSpec& m) {
+  MlaSpec mla;
+  mla.q_lora_rank = r.count("q_lora_rank", 0, 0);
+  mla.kv_lora_rank = r.count("kv_lora_rank", 1);
+  mla.qk_rope_head_dim = r.count("qk_rope_head_dim", 1);
+  if (mla.qk_rope_head_dim >= m.effective_head_dim()) {
+    r.source().fail(r.value("qk_rope_head_dim").Mark(), r.field("qk_rope_head_dim"),
+                    "qk_rope_head_dim " + std::to_string(mla.qk_rope_head_dim) + " leaves nothing of head_dim " +
+                        std::to_string(m.effective_head_dim()),
+                    "head_dim is the whole query and key head: qk_nope_head_dim + qk_rope_head_dim");
+  }
+  mla.v_head_dim = r.count("v_head_dim", 1);
+  r.reject_unknown_keys();
+  return mla;
+}
+
 }  // namespace
 
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
@@ -402,6 +419,16 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     if (r.has("qk_norm")) m.qk_norm = r.boolean("qk_norm");
     if (r.has("hidden_dropout")) m.hidden_dropout = r.number("hidden_dropout", 0, 1, false);
     if (r.has("moe")) m.moe = moe_from(MapReader(src, r.value("moe"), "moe"), m);
+    if (r.has("mla")) {
+      m.mla = mla_from(MapReader(src, r.value("mla"), "mla"), m);
+      // Every head reads the shared latent: keys and values have as many heads as queries.
+      if (m.kv_heads != m.heads) {
+        src.fail(r.value("mla").Mark(), "mla",
+                 "multi-head latent attention needs kv_heads equal to heads " + std::to_string(m.heads) +
+                     ", got " + std::to_string(m.kv_heads),
+                 "drop kv_heads, or set it to heads");
+      }
+    }
     r.reject_unknown_keys();
     return m;
   });

@@ -81,7 +81,7 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   const double t = st.tp;
   const double tokens = local_tokens(s);
   const double rep = st.sequence_parallel ? tokens / t : tokens;  // outside the TP region
-  const double h = m.hidden, hd = m.effective_head_dim();
+  const double h = m.hidden, hd = m.effective_head_dim(), vd = m.value_head_dim();
   if (mode == Recompute::kFull) return e * rep * h;  // the layer input checkpoint only
   if (mode == Recompute::kOp) return op_checkpoint_bytes(s);
 
@@ -90,9 +90,15 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   const double act_inputs = m.mlp == spec::MlpKind::kSwiglu ? 2 : 1;
   // Attention block: norm input, QKV input (sharded with SP), Q K V, attention output.
   double bytes = e * rep * h + e * rep * h;
-  bytes += e * tokens * (m.heads + 2.0 * m.kv_heads) * hd / t;
+  bytes += e * tokens * (m.heads * hd + m.kv_heads * (hd + vd)) / t;
   if (m.qk_norm) bytes += e * tokens * (m.heads + m.kv_heads) * hd / t;  // Q and K before their norms
-  bytes += e * tokens * m.heads * hd / t;
+  if (m.is_mla()) {
+    // Each down projection's output (its norm's input) and the normed latent (the up
+    // projection's input), whole on every TP rank; the key-value one carries the RoPE head too.
+    const spec::MlaSpec& a = m.mla;
+    bytes += e * tokens * (2.0 * a.q_lora_rank + 2.0 * a.kv_lora_rank + a.qk_rope_head_dim);
+  }
+  bytes += e * tokens * m.heads * vd / t;
   if (st.attention == spec::AttentionKernel::kUnfused && mode == Recompute::kNone) {
     // Softmax output, dropout mask and dropout output: 5 a s^2 b / t (Korthikanti eq. 1 with
     // the 1-byte mask).

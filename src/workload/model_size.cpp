@@ -16,7 +16,19 @@ double mlp_params(const spec::ModelSpec& m, double ffn) {
   return matrices + biases;
 }
 
+// MLA: each path through a down projection, its norm and an up projection, or queries projected
+// directly; the keys' shared RoPE head comes out of the key-value down projection.
+double mla_params(const spec::ModelSpec& m) {
+  const spec::MlaSpec& a = m.mla;
+  const double h = m.hidden, heads = m.heads, qk = m.effective_head_dim(), v = m.value_head_dim();
+  const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * heads * qk : h * heads * qk;
+  const double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank +
+                    a.kv_lora_rank * heads * (qk - a.qk_rope_head_dim + v);
+  return q + kv + heads * v * h;
+}
+
 double attention_params(const spec::ModelSpec& m) {
+  if (m.is_mla()) return mla_params(m);
   const double h = m.hidden;
   const double hd = m.effective_head_dim();
   const double qkv = h * (m.heads + 2.0 * m.kv_heads) * hd;
@@ -64,9 +76,12 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
   return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge / st.tp;
 }
 
+double attention_flops_per_token(const spec::ModelSpec& m, int seq_len) {
+  return 6.0 * m.layers * m.heads * (m.effective_head_dim() + m.value_head_dim()) * seq_len;
+}
+
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len) {
-  const double attention = 12.0 * m.layers * m.heads * m.effective_head_dim() * seq_len;
-  return 6 * param_counts(m).active + attention;
+  return 6 * param_counts(m).active + attention_flops_per_token(m, seq_len);
 }
 
 double megatron_eq3_flops(const spec::ModelSpec& m, int global_batch, int seq_len) {

@@ -1,10 +1,11 @@
 // Parameter counts and the FLOP conventions used to report MFU, HFU and TFLOP/s.
 //
 // MFU convention (PaLM, Chowdhery et al. 2022, App. B; also llm-foundry and torchtitan):
-//   model FLOPs per token = 6 * N + 12 * layers * (heads * head_dim) * seq_len
+//   model FLOPs per token = 6 * N + 6 * layers * heads * (head_dim + value_head_dim) * seq_len
 // where N counts every parameter a token multiplies by (all but the input embedding table; MoE:
 // the routed experts a token visits, top_k, plus shared experts) and the attention term counts
-// QK^T and PV without causal skipping. Recomputation is not model work: MFU excludes it, HFU
+// QK^T and PV without causal skipping: 12 * layers * heads * head_dim * seq_len where values are
+// as wide as queries, as outside MLA. Recomputation is not model work: MFU excludes it, HFU
 // includes it.
 #pragma once
 
@@ -36,6 +37,9 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 
 /// Model FLOPs per token under the MFU convention above, for sequences of seq_len tokens.
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len);
+
+/// The attention term of model_flops_per_token: QK^T and PV, forward and backward.
+double attention_flops_per_token(const spec::ModelSpec& m, int seq_len);
 
 /// FLOPs per iteration under Narayanan et al. SC'21 Eq. 3, which assumes full recomputation:
 /// 96 B s l h^2 (1 + s / (6h) + V / (16 l h)). Their Tables 1 and 2 report TFLOP/s in it.

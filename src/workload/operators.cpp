@@ -155,14 +155,16 @@ void add_attention(const Scenario& s, LayerOps& out) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
   const double e = activation_bytes(st);
-  const double hd = m.effective_head_dim();
+  const double hd = m.effective_head_dim();  // queries' and keys' width per head
+  const double vd = m.value_head_dim();      // values' and the output's (MLA: narrower)
   const double queries = st.seq_len / static_cast<double>(st.cp);  // local query positions
   const double keys = st.seq_len;                                   // context each query can see
   const double instances = attention_matrices(s);
   if (st.attention != AttentionKernel::kUnfused) {
     // FlashAttention skips the masked upper triangle: on average a query sees half the keys (with
-    // context parallelism the load-balanced chunks keep that average). QK^T and PV: 2 x 2 FLOPs
-    // per (query, key, dim). Backward recomputes QK^T: 5 matmuls vs 2 (Dao 2023, FA2 §3.1.2).
+    // context parallelism the load-balanced chunks keep that average). QK^T and PV: 2 FLOPs per
+    // (query, key) and query-key or value dim. Backward recomputes QK^T: 5 matmuls vs 2 (Dao
+    // 2023, FA2 §3.1.2).
     Op op;
     op.name = "attention";
     op.kind = OpKind::kAttention;
@@ -170,9 +172,9 @@ void add_attention(const Scenario& s, LayerOps& out) {
     op.n = keys;
     op.k = hd;
     op.instances = instances;
-    op.flops = 4 * queries * (keys / 2) * hd * instances;
-    const double q_and_o = 2 * queries * hd * instances;
-    const double kv = 2 * keys * hd * st.micro_batch * static_cast<double>(m.kv_heads) / st.tp;
+    op.flops = 2 * queries * (keys / 2) * (hd + vd) * instances;
+    const double q_and_o = queries * (hd + vd) * instances;
+    const double kv = keys * (hd + vd) * st.micro_batch * static_cast<double>(m.kv_heads) / st.tp;
     op.bytes = e * (q_and_o + kv) + kFp32Bytes * queries * instances;  // + logsumexp
     op.bwd_flops = 2.5;
     op.bwd_bytes = 2;
@@ -192,8 +194,8 @@ void add_attention(const Scenario& s, LayerOps& out) {
   Op ops[] = {scores,
               scaled_masked_softmax(elements, e, megatron_softmax_fused(s)),
               memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
-              gemm("attention_values", queries, hd, keys, instances, e),
-              attention_transpose(2 * e * queries * hd * instances)};
+              gemm("attention_values", queries, vd, keys, instances, e),
+              attention_transpose(2 * e * queries * vd * instances)};
   for (Op& op : ops) {
     op.fp8_capable = false;
     op.core_attention = true;
@@ -267,16 +269,17 @@ double local_tokens(const Scenario& s) {
   return s.strategy.micro_batch * static_cast<double>(s.strategy.seq_len) / s.strategy.cp;
 }
 
-LayerOps layer_ops(const Scenario& s, bool moe_layer) {
+namespace {
+
+// Q, K and V from the attention block's input, ready for the attention kernel: one fused
+// projection (wq, wk, wv), the optional query and key norms and RoPE. Returns the matmuls it
+// counts in torchtitan's op-level checkpointing order (wq, wk, wv).
+int add_qkv_projection(const Scenario& s, LayerOps& out) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
   const double e = activation_bytes(st);
   const double tokens = local_tokens(s);
-  const double rep = replicated_tokens(s);
   const double hd = m.effective_head_dim();
-  LayerOps out;
-
-  out.add(norm("attention_norm", rep, m.hidden, e, s));
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
   out.back().tp_edge = BlockEdge::kStart;
   out.back().op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
@@ -292,14 +295,69 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     const double bytes = 2 * e * tokens * (m.heads + m.kv_heads) * hd / st.tp;
     out.add(kernel_chain("repeat_kv", bytes, bytes, 2, 2));
   }
+  return 3;
+}
+
+// MLA (transformers DeepseekV3Attention, Megatron-Core MultiLatentAttention): the queries through
+// a down projection, its norm and an up projection (or one projection where q_lora_rank is 0);
+// keys and values through a shared down projection, which also yields the keys' RoPE head, its
+// norm and an up projection; RoPE on the queries' and that one key head's rotary parts. The down
+// projections and their norms are not split over TP ranks: every rank runs them whole
+// (Megatron-Core builds them "duplicated"), the up projections split by heads. Returns the
+// matmuls in torchtitan's op-level checkpointing order (wq_a, wq_b or wq; wkv_a, wkv_b).
+int add_mla_projections(const Scenario& s, LayerOps& out) {
+  const spec::ModelSpec& m = s.model;
+  const spec::MlaSpec& a = m.mla;
+  const spec::Strategy& st = s.strategy;
+  const double e = activation_bytes(st);
+  const double tokens = local_tokens(s);
+  const double heads = m.heads / static_cast<double>(st.tp), qk = m.effective_head_dim();
+  int matmuls = 0;
+  // torchtitan's policy recomputes every second matmul of the block.
+  const auto matmul = [&](Op op) {
+    op.op_checkpoint_recompute = ++matmuls % 2 == 0 ? 1 : 0;
+    out.add(op);
+  };
+  if (a.q_lora_rank > 0) {
+    matmul(linear("q_down_projection", tokens, a.q_lora_rank, m.hidden, 1, e, false));
+    out.back().tp_edge = BlockEdge::kStart;
+    out.add(norm("q_down_norm", tokens, a.q_lora_rank, e, s));
+    matmul(linear("q_up_projection", tokens, heads * qk, a.q_lora_rank, 1, e, false));
+  } else {
+    matmul(linear("q_projection", tokens, heads * qk, m.hidden, 1, e, false));
+    out.back().tp_edge = BlockEdge::kStart;
+  }
+  matmul(linear("kv_down_projection", tokens, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, 1, e, false));
+  out.add(norm("kv_down_norm", tokens, a.kv_lora_rank, e, s));
+  matmul(linear("kv_up_projection", tokens, heads * (qk - a.qk_rope_head_dim + m.value_head_dim()), a.kv_lora_rank, 1,
+                e, false));
+  if (m.position == PositionKind::kRope) out.add(rope(tokens * (heads + 1) * a.qk_rope_head_dim, e, s, 2));
+  return matmuls;
+}
+
+}  // namespace
+
+LayerOps layer_ops(const Scenario& s, bool moe_layer) {
+  const spec::ModelSpec& m = s.model;
+  const spec::Strategy& st = s.strategy;
+  const double e = activation_bytes(st);
+  const double tokens = local_tokens(s);
+  const double rep = replicated_tokens(s);
+  LayerOps out;
+
+  out.add(norm("attention_norm", rep, m.hidden, e, s));
+  const int input_matmuls = m.is_mla() ? add_mla_projections(s, out) : add_qkv_projection(s, out);
   add_attention(s, out);
+  const double values = m.heads * static_cast<double>(m.value_head_dim()) / st.tp;  // output width
   // Unfused attention copies its output back itself; eager code after a fused kernel does too.
   if (eager(s) && st.attention != AttentionKernel::kUnfused) {
-    out.add(attention_transpose(2 * e * tokens * m.heads * hd / st.tp));
+    out.add(attention_transpose(2 * e * tokens * values));
   }
-  out.add(linear("output_projection", tokens, m.hidden, m.heads * hd / st.tp, 1, e, m.bias));
+  out.add(linear("output_projection", tokens, m.hidden, values, 1, e, m.bias));
   out.back().tp_edge = BlockEdge::kEnd;
-  out.back().op_checkpoint_recompute = 1;
+  // torchtitan recomputes every second matmul of the block: wo is the fourth after wq, wk, wv.
+  const int attention_matmuls = input_matmuls + 1;
+  out.back().op_checkpoint_recompute = attention_matmuls % 2 == 0 ? 1 : 0;
   const bool fused = st.elementwise == Elementwise::kCompiled;
   const bool dropout = m.hidden_dropout > 0;
   out.add(residual("attention_residual", rep, m.hidden, e, fused, dropout));
@@ -325,9 +383,12 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     }
   } else {
     const std::size_t up = add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
+    // The count goes on through the MLP's w1, w3, w2 (SwiGLU) or w1, w2 (GELU): after four
+    // attention matmuls w3 of the fused w1|w3 re-runs, or the GELU down projection.
     const bool swiglu = m.mlp == MlpKind::kSwiglu;
-    out[up].op_checkpoint_recompute = swiglu ? 0.5 : 0;  // w3 of the fused w1|w3
-    out.back().op_checkpoint_recompute = swiglu ? 0 : 1;
+    const bool odd = attention_matmuls % 2 == 1;
+    out[up].op_checkpoint_recompute = swiglu ? 0.5 : odd ? 1 : 0;
+    out.back().op_checkpoint_recompute = (swiglu == odd) ? 1 : 0;
   }
   out[mlp_start].tp_edge = BlockEdge::kStart;
   out.back().tp_edge = BlockEdge::kEnd;

@@ -233,7 +233,7 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_ed
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
-  const double kv = local_tokens(s) * 2.0 * m.kv_heads * m.effective_head_dim() / st.tp *
+  const double kv = local_tokens(s) * m.kv_heads * (m.effective_head_dim() + m.value_head_dim()) / st.tp *
                     activation_bytes(st);
   return collective_s(CollectiveKind::kSendRecv, kv, group_of(st, Axis::kCp), s);
 }

@@ -475,7 +475,7 @@ TEST(HfConfig, ReadsGptNeox20B) {
   EXPECT_TRUE(m.bias);
 }
 
-TEST(HfConfig, ReadsDeepSeekV3WithMlaAsMultiHeadAttention) {
+TEST(HfConfig, ReadsDeepSeekV3WithItsLatentAttention) {
   const ModelSpec m = read_hf_config("DeepSeek-V3/config.json", kDeepSeekV3);
   EXPECT_EQ(m.name, "DeepSeek-V3");
   EXPECT_EQ(m.layers, 61);
@@ -484,6 +484,11 @@ TEST(HfConfig, ReadsDeepSeekV3WithMlaAsMultiHeadAttention) {
   EXPECT_EQ(m.heads, 128);
   EXPECT_EQ(m.kv_heads, 128);
   EXPECT_EQ(m.head_dim, 128 + 64);  // qk_nope_head_dim + qk_rope_head_dim
+  ASSERT_TRUE(m.is_mla());
+  EXPECT_EQ(m.mla.q_lora_rank, 1536);
+  EXPECT_EQ(m.mla.kv_lora_rank, 512);
+  EXPECT_EQ(m.mla.qk_rope_head_dim, 64);
+  EXPECT_EQ(m.value_head_dim(), 128);
   EXPECT_EQ(m.vocab, 129280);
   EXPECT_EQ(m.max_seq, 163840);
   EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
@@ -788,7 +793,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"DeepSeekMissingExperts",
                   "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
-                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8}",
+                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"kv_lora_rank\": 8, \"v_head_dim\": 16}",
                   ErrorKind::kInvalidInput,
                   "config.json: n_routed_experts: missing, and model_type \"deepseek_v3\" "
                   "requires it",
@@ -797,7 +802,8 @@ INSTANTIATE_TEST_SUITE_P(
             "InterleavedDeepSeekMoe",
             "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,\n"
             " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
-            " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4,\n"
+            " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4,"
+            " \"kv_lora_rank\": 8, \"v_head_dim\": 16,\n"
             " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,\n"
             " \"n_shared_experts\": 1, \"first_k_dense_replace\": 1,\n"
             " \"moe_layer_freq\": 2}",

@@ -93,6 +93,18 @@ TEST(YamlReader, ReadsModelAndDefaultsKvHeadsToHeads) {
   EXPECT_FALSE(m.is_moe());
 }
 
+TEST(YamlReader, ReadsLatentAttention) {
+  const ModelSpec m = read_model_yaml(
+      "m.yaml", std::string(kModel) +
+                    "mla:\n  q_lora_rank: 32\n  kv_lora_rank: 16\n  qk_rope_head_dim: 8\n  v_head_dim: 12\n");
+  ASSERT_TRUE(m.is_mla());
+  EXPECT_EQ(m.mla.q_lora_rank, 32);
+  EXPECT_EQ(m.mla.kv_lora_rank, 16);
+  EXPECT_EQ(m.mla.qk_rope_head_dim, 8);
+  EXPECT_EQ(m.value_head_dim(), 12);
+  EXPECT_EQ(m.effective_head_dim(), 16);  // 64 / 4 heads: queries and keys keep head_dim
+}
+
 TEST(YamlReader, ReadsQueryKeyNorms) {
   EXPECT_TRUE(read_model_yaml("m.yaml", std::string(kModel) + "qk_norm: true\n").qk_norm);
 }
@@ -225,14 +237,14 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe"},
+       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe, mla"},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
        "m.yaml:14:1: unknown key \"dropout\"\n"
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe"},
+       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe, mla"},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"
@@ -373,6 +385,24 @@ TEST(YamlReader, ErrorMessages) {
        "c.yaml:4:9: levels: expected a list of topology levels, innermost first, got an empty list\n"
        "  levels: []\n"
        "          ^"},
+      {"latent attention with fewer key-value heads than query heads",
+       [] {
+         read_model_yaml("m.yaml", edit(kModel, "heads: 4\n", "heads: 4\nkv_heads: 2\n") +
+                                       "mla:\n  kv_lora_rank: 16\n  qk_rope_head_dim: 8\n  v_head_dim: 12\n");
+       },
+       "m.yaml:15:3: mla: multi-head latent attention needs kv_heads equal to heads 4, got 2\n"
+       "    kv_lora_rank: 16\n"
+       "    ^\n"
+       "hint: drop kv_heads, or set it to heads"},
+      {"a rotary part as wide as the whole head",
+       [] {
+         read_model_yaml("m.yaml", std::string(kModel) +
+                                       "mla:\n  kv_lora_rank: 16\n  qk_rope_head_dim: 16\n  v_head_dim: 12\n");
+       },
+       "m.yaml:15:21: mla.qk_rope_head_dim: qk_rope_head_dim 16 leaves nothing of head_dim 16\n"
+       "    qk_rope_head_dim: 16\n"
+       "                      ^\n"
+       "hint: head_dim is the whole query and key head: qk_nope_head_dim + qk_rope_head_dim"},
       {"a document that is not a map", [] { read_gpu_yaml("g.yaml", "- a\n- b\n"); },
        "g.yaml:1:1: expected a map of keys, got a list\n"
        "  - a\n"

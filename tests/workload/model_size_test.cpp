@@ -43,6 +43,28 @@ TEST(ParamCounts, QueryAndKeyNormsAddTwoHeadDimScalesPerLayer) {
   EXPECT_DOUBLE_EQ(param_counts(m).total - without, 2.0 * m.effective_head_dim() * m.layers);
 }
 
+// DeepSeek-V3 (arXiv 2412.19437): "671B total parameters, of which 37B are activated for each
+// token", the 14B multi-token-prediction module not counted.
+TEST(ParamCounts, DeepSeekV3LatentAttentionGivesItsPublishedTotalAndActivatedCounts) {
+  const spec::ModelSpec m = spec::model_preset("deepseek-v3");
+  const ParamCounts p = param_counts(m);
+  // The attention of one layer from its config's shapes: q down 7168 x 1536 and its norm, q up
+  // 1536 x 128 x 192, kv down 7168 x (512 + 64) and its norm, kv up 512 x 128 x (128 + 128),
+  // output 128 x 128 x 7168.
+  const double attention = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 + 512.0 * 128 * 256 +
+                           128.0 * 128 * 7168;
+  EXPECT_DOUBLE_EQ(p.per_layer_dense, attention + 2 * 7168.0 + 3 * 7168.0 * 18432);
+  EXPECT_NEAR(p.total, 671e9, 0.5e9);
+  EXPECT_NEAR(p.active, 37e9, 0.5e9);
+}
+
+TEST(ModelFlops, LatentAttentionScoresAndValuesUseTheirOwnHeadWidths) {
+  const spec::ModelSpec m = spec::model_preset("deepseek-v3");
+  // QK^T over 192-wide heads and PV over 128-wide values, forward and backward: 6 FLOPs per
+  // (query, key, dim), no causal skipping under the MFU convention.
+  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 4096), 6.0 * 61 * 128 * (192 + 128) * 4096);
+}
+
 TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const spec::ModelSpec m = gpt(24, 2048, 16);
   const ParamCounts p = param_counts(m);

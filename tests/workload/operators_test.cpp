@@ -71,6 +71,48 @@ TEST(Operators, QueryAndKeyNormsRunOverEveryHeadBeforeRope) {
                    2 * tokens * (m.heads + m.kv_heads) * hd);
 }
 
+// DeepSeek-V3's MLA at TP 8: the down projections and their norms run whole on every rank, the
+// up projections split by heads; the attention kernel multiplies 192-wide queries and keys and
+// 128-wide values.
+TEST(Operators, LatentAttentionSplitsOnlyItsUpProjectionsOverTensorParallelRanks) {
+  spec::Scenario s;
+  s.model = spec::model_preset("deepseek-v3");
+  s.cluster = spec::cluster_preset("dgx-h100");
+  s.gpus = 64;
+  s.strategy.tp = 8;
+  s.strategy.ep = 8;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = 8;
+  s.strategy.seq_len = 4096;
+  s = spec::complete_and_validate(s);
+  const LayerOps ops = layer_ops(s, false);
+  EXPECT_EQ(find(ops, "q_down_projection").n, 1536);
+  EXPECT_EQ(find(ops, "q_down_projection").tp_edge, BlockEdge::kStart);
+  EXPECT_EQ(find(ops, "q_up_projection").n, 128 / 8 * 192);
+  EXPECT_EQ(find(ops, "kv_down_projection").n, 512 + 64);
+  EXPECT_EQ(find(ops, "kv_up_projection").n, 128 / 8 * (128 + 128));
+  EXPECT_EQ(find(ops, "kv_down_norm").n, 512);
+  EXPECT_EQ(find(ops, "output_projection").k, 128 / 8 * 128);
+  const Op& attention = find(ops, "attention");
+  EXPECT_DOUBLE_EQ(attention.flops, 2 * 4096 * (4096 / 2.0) * (192 + 128) * (128 / 8));
+  // torchtitan's op-level policy recomputes every second matmul: wq_b, wkv_b, then w1 of the MLP.
+  EXPECT_EQ(find(ops, "q_up_projection").op_checkpoint_recompute, 1);
+  EXPECT_EQ(find(ops, "kv_down_projection").op_checkpoint_recompute, 0);
+  EXPECT_EQ(find(ops, "output_projection").op_checkpoint_recompute, 0);
+  EXPECT_EQ(find(ops, "mlp_down").op_checkpoint_recompute, 1);
+}
+
+TEST(Operators, LatentAttentionStoresEachLatentTwiceForBackward) {
+  spec::Scenario s = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  s.model.kv_heads = s.model.heads;
+  s.model.mla = {.q_lora_rank = 512, .kv_lora_rank = 256, .qk_rope_head_dim = 64, .v_head_dim = 128};
+  spec::Scenario wider = s;
+  wider.model.mla.q_lora_rank = 1024;
+  // The down projection's output (its norm's input) and the normed latent, whole on every rank.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(wider, spec::Recompute::kNone) - layer_activation_bytes(s, spec::Recompute::kNone),
+                   2 * 2 * local_tokens(s) * 512);
+}
+
 TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
