@@ -286,11 +286,30 @@ ModelSpec read_llama(const Fields& f) {
   return m;
 }
 
+// Mistral and Mixtral: sliding_window positions on every layer (Mistral 7B v0.1: 4096), or null
+// (later versions) for full attention.
+void read_sliding_window(const Fields& f, ModelSpec& m) {
+  m.attention_window = f.optional_int("sliding_window", 0);
+  m.local_layers = m.attention_window > 0 ? m.layers : 0;
+}
+
+// Qwen2 and Qwen3 configs carry a sliding_window that applies only with use_sliding_window, which
+// their published configs set false.
+void reject_qwen_sliding_window(const Fields& f) {
+  if (f.optional_bool("use_sliding_window", false)) {
+    f.fail(ErrorKind::kUnsupported, "use_sliding_window",
+           "Qwen's sliding window on the layers from max_window_layers up is not supported",
+           "stepcast reads a window on every layer (Mistral) or on a pattern of layers (Gemma); set "
+           "use_sliding_window false, as Qwen's published configs do");
+  }
+}
+
 ModelSpec read_mixtral(const Fields& f) {
   ModelSpec m = read_llama_like(f);
   m.moe.experts = f.required_int("num_local_experts");
   read_top_k(f, "num_local_experts", m);
   m.moe.expert_ffn = m.ffn;  // every Mixtral layer is MoE; each expert has intermediate_size
+  read_sliding_window(f, m);
   return m;
 }
 
@@ -469,20 +488,26 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
   ModelSpec m;
   if (*type == "llama") {
     m = read_llama(f);
-  } else if (*type == "mistral" || *type == "qwen2") {
+  } else if (*type == "mistral") {
+    m = read_llama_like(f);
+    read_sliding_window(f, m);
+  } else if (*type == "qwen2") {
     // Qwen2 puts biases on the Q, K and V projections only (under 0.01% of the parameters), so
     // it is modelled without biases, like Mistral.
     m = read_llama_like(f);
+    reject_qwen_sliding_window(f);
   } else if (*type == "mixtral") {
     m = read_mixtral(f);
   } else if (*type == "qwen2_moe") {
     m = read_qwen2_moe(f);
+    reject_qwen_sliding_window(f);
   } else if (*type == "qwen3" || *type == "qwen3_moe") {
     // Qwen3 is Llama's layer with q_norm and k_norm on each head (transformers Qwen3Attention);
     // Qwen3-MoE routes as Qwen2-MoE does, without the shared expert.
     m = *type == "qwen3" ? read_llama_like(f) : read_qwen2_moe(f);
     m.bias = f.optional_bool("attention_bias", false);
     m.qk_norm = true;
+    reject_qwen_sliding_window(f);
   } else if (*type == "deepseek_v2" || *type == "deepseek_v3") {
     m = read_deepseek(f);
   } else if (*type == "gpt2") {

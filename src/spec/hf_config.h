@@ -8,7 +8,9 @@
 //   llama, mistral, mixtral, qwen2, qwen2_moe   num_hidden_layers, hidden_size, intermediate_size,
 //       num_attention_heads, num_key_value_heads (absent: = heads), head_dim, vocab_size,
 //       max_position_embeddings, hidden_act, rms_norm_eps, tie_word_embeddings (default false);
-//       llama also attention_bias / mlp_bias; mixtral num_local_experts, num_experts_per_tok;
+//       llama also attention_bias / mlp_bias; mistral and mixtral sliding_window (every layer;
+//       null: none); mixtral num_local_experts, num_experts_per_tok; qwen2, qwen2_moe
+//       use_sliding_window must be false (true is refused);
 //       qwen2_moe num_experts, num_experts_per_tok, moe_intermediate_size,
 //       shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
 //   qwen3, qwen3_moe   as llama and qwen2_moe (qwen3_moe has no shared expert), attention_bias;

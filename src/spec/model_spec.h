@@ -47,6 +47,11 @@ struct ModelSpec {
   bool bias = false;             // linear layers carry biases (GPT-2/3, Megatron GPT)
   bool qk_norm = false;          // an RMSNorm over each query and key head before RoPE (Qwen3)
   double hidden_dropout = 0;     // dropout probability on each residual branch; 0: no dropout
+  // Sliding-window (local) attention: on `local_layers` of the layers a query attends to at most
+  // the `attention_window` positions up to itself (Mistral 7B v0.1: all 32 layers, 4096; Gemma 2:
+  // every other layer). 0 local layers: every layer attends to the whole sequence.
+  int attention_window = 0;
+  int local_layers = 0;
   MoeSpec moe;
   MlaSpec mla;
 
@@ -60,6 +65,7 @@ struct ModelSpec {
   bool head_dim_whole() const { return head_dim > 0 || hidden % heads == 0; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
+  double local_layer_fraction() const { return layers > 0 ? static_cast<double>(local_layers) / layers : 0; }
   // Width of a value head, and of the attention output per head.
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }
 };

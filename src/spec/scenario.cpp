@@ -375,6 +375,8 @@ std::string dump(const Scenario& sc) {
   d.field("model.position", name(m.position));
   d.field("model.tied_embeddings", m.tied_embeddings);
   d.field("model.hidden_dropout", m.hidden_dropout);
+  d.field("model.attention_window", m.attention_window);
+  d.field("model.local_layers", m.local_layers);
   d.field("model.bias", m.bias);
   d.field("model.qk_norm", m.qk_norm);
   d.field("model.moe.experts", m.moe.experts);

@@ -418,6 +418,18 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     m.bias = r.boolean("bias");
     if (r.has("qk_norm")) m.qk_norm = r.boolean("qk_norm");
     if (r.has("hidden_dropout")) m.hidden_dropout = r.number("hidden_dropout", 0, 1, false);
+    if (r.has("attention_window")) {
+      m.attention_window = r.count("attention_window", 1);
+      m.local_layers = r.count("local_layers", 1, m.layers);
+      if (m.local_layers > m.layers) {
+        src.fail(r.value("local_layers").Mark(), "local_layers",
+                 "local_layers " + std::to_string(m.local_layers) + " exceeds the " + std::to_string(m.layers) +
+                     " layers");
+      }
+    } else if (r.has("local_layers")) {
+      src.fail(r.value("local_layers").Mark(), "local_layers", "local_layers without an attention_window",
+               "give attention_window, the positions a query sees on those layers");
+    }
     if (r.has("moe")) m.moe = moe_from(MapReader(src, r.value("moe"), "moe"), m);
     if (r.has("mla")) {
       m.mla = mla_from(MapReader(src, r.value("mla"), "mla"), m);

@@ -77,7 +77,10 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 }
 
 double attention_flops_per_token(const spec::ModelSpec& m, int seq_len) {
-  return 6.0 * m.layers * m.heads * (m.effective_head_dim() + m.value_head_dim()) * seq_len;
+  const double seq = seq_len;
+  const double window = m.attention_window > 0 ? std::min<double>(m.attention_window, seq) : seq;
+  const double keys = (m.layers - m.local_layers) * seq + m.local_layers * window;
+  return 6.0 * m.heads * (m.effective_head_dim() + m.value_head_dim()) * keys;
 }
 
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len) {

@@ -1,5 +1,6 @@
 #include "workload/operators.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -151,6 +152,13 @@ Op scaled_masked_softmax(double elements, double e, bool fused) {
   return kernel_chain("softmax", (2 * e + 32) * elements, (2 * e + 36) * elements, 5, 5);
 }
 
+// Keys a query multiplies on average under causal masking: half the sequence, or within a window
+// of w < s positions w - w^2 / (2s) (the first w queries see fewer than w).
+double causal_keys_seen(double seq, double window) {
+  if (window <= 0 || window >= seq) return seq / 2;
+  return window - window * window / (2 * seq);
+}
+
 void add_attention(const Scenario& s, LayerOps& out) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
@@ -168,11 +176,17 @@ void add_attention(const Scenario& s, LayerOps& out) {
     Op op;
     op.name = "attention";
     op.kind = OpKind::kAttention;
+    // One op stands for every layer: with sliding windows on some layers, the layers' average
+    // keys per query, and as the context length that sets the kernel's efficiency the FLOP-weighted
+    // harmonic mean of the layers' (the time that takes is the sum of theirs, cost/compute.h).
+    const double local = m.local_layer_fraction();
+    const double local_seen = causal_keys_seen(keys, m.attention_window);
+    const double seen = (1 - local) * (keys / 2) + local * local_seen;
     op.m = queries;
-    op.n = keys;
+    op.n = local > 0 ? seen / ((1 - local) / 2 + local * local_seen / std::min(keys, double(m.attention_window))) : keys;
     op.k = hd;
     op.instances = instances;
-    op.flops = 2 * queries * (keys / 2) * (hd + vd) * instances;
+    op.flops = 2 * queries * seen * (hd + vd) * instances;
     const double q_and_o = queries * (hd + vd) * instances;
     const double kv = keys * (hd + vd) * st.micro_batch * static_cast<double>(m.kv_heads) / st.tp;
     op.bytes = e * (q_and_o + kv) + kFp32Bytes * queries * instances;  // + logsumexp

@@ -412,6 +412,14 @@ TEST(HfConfig, ReadsMistral7B) {
   EXPECT_EQ(m.max_seq, 32768);
   EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
   EXPECT_FALSE(m.is_moe());
+  // v0.1's sliding window on every layer.
+  EXPECT_EQ(m.attention_window, 4096);
+  EXPECT_EQ(m.local_layers, 32);
+}
+
+TEST(HfConfig, NullSlidingWindowMeansFullAttentionAndQwensUnusedWindowIsIgnored) {
+  EXPECT_EQ(read_hf_config("Mixtral-8x7B/config.json", kMixtral8x7B).local_layers, 0);
+  EXPECT_EQ(read_hf_config("Qwen2-7B/config.json", kQwen2_7B).local_layers, 0);  // use_sliding_window false
 }
 
 TEST(HfConfig, ReadsMixtral8x7BAsEveryLayerMoe) {
@@ -812,7 +820,18 @@ INSTANTIATE_TEST_SUITE_P(
             "not supported\n"
             "   \"moe_layer_freq\": 2}\n"
             "   ^",
-            "stepcast models a leading run of dense layers only; use moe_layer_freq 1"}),
+            "stepcast models a leading run of dense layers only; use moe_layer_freq 1"},
+        ErrorCase{"QwenSlidingWindowOnUpperLayers",
+                  "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                  " \"use_sliding_window\": true}",
+                  ErrorKind::kUnsupported,
+                  "config.json:3:2: use_sliding_window: Qwen's sliding window on the layers from "
+                  "max_window_layers up is not supported\n"
+                  "   \"use_sliding_window\": true}\n"
+                  "   ^",
+                  "stepcast reads a window on every layer (Mistral) or on a pattern of layers (Gemma); set "
+                  "use_sliding_window false, as Qwen's published configs do"}),
     [](const testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -105,6 +105,13 @@ TEST(YamlReader, ReadsLatentAttention) {
   EXPECT_EQ(m.effective_head_dim(), 16);  // 64 / 4 heads: queries and keys keep head_dim
 }
 
+TEST(YamlReader, ReadsASlidingWindowOnEveryLayerOrOnSome) {
+  const ModelSpec every = read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\n");
+  EXPECT_EQ(every.attention_window, 64);
+  EXPECT_EQ(every.local_layers, 2);
+  EXPECT_EQ(read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 1\n").local_layers, 1);
+}
+
 TEST(YamlReader, ReadsQueryKeyNorms) {
   EXPECT_TRUE(read_model_yaml("m.yaml", std::string(kModel) + "qk_norm: true\n").qk_norm);
 }
@@ -237,14 +244,16 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe, mla"},
+       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, attention_window, local_layers, moe, "
+       "mla"},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
        "m.yaml:14:1: unknown key \"dropout\"\n"
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, moe, mla"},
+       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, attention_window, local_layers, moe, "
+       "mla"},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"
@@ -403,6 +412,17 @@ TEST(YamlReader, ErrorMessages) {
        "    qk_rope_head_dim: 16\n"
        "                      ^\n"
        "hint: head_dim is the whole query and key head: qk_nope_head_dim + qk_rope_head_dim"},
+      {"local layers without a window",
+       [] { read_model_yaml("m.yaml", std::string(kModel) + "local_layers: 1\n"); },
+       "m.yaml:13:15: local_layers: local_layers without an attention_window\n"
+       "  local_layers: 1\n"
+       "                ^\n"
+       "hint: give attention_window, the positions a query sees on those layers"},
+      {"more local layers than layers",
+       [] { read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 3\n"); },
+       "m.yaml:14:15: local_layers: local_layers 3 exceeds the 2 layers\n"
+       "  local_layers: 3\n"
+       "                ^"},
       {"a document that is not a map", [] { read_gpu_yaml("g.yaml", "- a\n- b\n"); },
        "g.yaml:1:1: expected a map of keys, got a list\n"
        "  - a\n"

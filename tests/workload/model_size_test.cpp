@@ -65,6 +65,15 @@ TEST(ModelFlops, LatentAttentionScoresAndValuesUseTheirOwnHeadWidths) {
   EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 4096), 6.0 * 61 * 128 * (192 + 128) * 4096);
 }
 
+TEST(ModelFlops, SlidingWindowLayersCountTheirWindowInsteadOfTheSequence) {
+  spec::ModelSpec m = spec::model_preset("llama3.1-8b");
+  const double full = attention_flops_per_token(m, 8192);
+  m.attention_window = 4096;
+  m.local_layers = 16;  // half the 32 layers
+  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 8192), full * (16 * 8192.0 + 16 * 4096.0) / (32 * 8192.0));
+  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 2048), attention_flops_per_token(spec::model_preset("llama3.1-8b"), 2048));
+}
+
 TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const spec::ModelSpec m = gpt(24, 2048, 16);
   const ParamCounts p = param_counts(m);

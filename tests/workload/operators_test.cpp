@@ -113,6 +113,28 @@ TEST(Operators, LatentAttentionStoresEachLatentTwiceForBackward) {
                    2 * 2 * local_tokens(s) * 512);
 }
 
+// Mistral 7B v0.1's 4096-position window at 8192 tokens: each query multiplies 4096 keys once
+// past the first 4096, 3072 on average, against 4096 for causal full attention.
+TEST(Operators, SlidingWindowAttentionMultipliesOnlyTheKeysInItsWindow) {
+  spec::Scenario full = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  full.strategy.seq_len = 8192;
+  spec::Scenario windowed = full;
+  windowed.model.attention_window = 4096;
+  windowed.model.local_layers = windowed.model.layers;
+  const LayerOps full_ops = layer_ops(full, false), windowed_ops = layer_ops(windowed, false);
+  const Op& a = find(full_ops, "attention");
+  const Op& w = find(windowed_ops, "attention");
+  EXPECT_DOUBLE_EQ(w.flops / a.flops, 3072.0 / 4096);
+  EXPECT_DOUBLE_EQ(w.n, 4096);  // the kernel runs as at a 4096-key context
+  // Half the layers windowed: the average of the two kinds, each query seeing 3584 keys, and as
+  // context the FLOP-weighted harmonic mean of 8192 and 4096, so that the time is the sum of theirs.
+  windowed.model.local_layers = windowed.model.layers / 2;
+  const LayerOps half_ops = layer_ops(windowed, false);
+  const Op& half = find(half_ops, "attention");
+  EXPECT_DOUBLE_EQ(half.flops / a.flops, 3584.0 / 4096);
+  EXPECT_NEAR(half.n, 3584.0 / (2048.0 / 8192 + 1536.0 / 4096), 1e-9 * half.n);
+}
+
 TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
