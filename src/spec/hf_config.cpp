@@ -20,9 +20,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> kTypes = {"deepseek_v2", "deepseek_v3", "gpt2",   "gpt_neox",
-                                                  "llama",       "mistral",     "mixtral", "qwen2",
-                                                  "qwen2_moe",   "qwen3",       "qwen3_moe"};
+  static const std::vector<std::string> kTypes = {
+      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2", "gemma3",    "gemma3_text", "gpt2",     "gpt_neox",
+      "llama",       "mistral",     "mixtral", "qwen2",  "qwen2_moe", "qwen3",       "qwen3_moe"};
   return kTypes;
 }
 
@@ -109,11 +109,22 @@ std::string describe(const json& value) {
 }
 
 // Typed access to the top-level fields of one config, with errors that name the field, the
-// model_type when a field is missing, and the line that holds a bad value.
+// model_type when a field is missing, and the line that holds a bad value. The fields of a nested
+// object (a multimodal config's text_config) are named with its path and located in the file only.
 class Fields {
  public:
   Fields(std::string_view source_name, std::string_view text, const json& root)
       : source_name_(source_name), text_(text), root_(root) {}
+
+  // The object under `key` of this config, as fields of their own.
+  Fields nested(const char* key) const {
+    const json& object = root_.at(key);
+    if (!object.is_object()) wrong_type(key, "an object");
+    Fields inner(source_name_, {}, object);
+    inner.model_type_ = model_type_;
+    inner.prefix_ = prefix_ + key + ".";
+    return inner;
+  }
 
   void set_model_type(std::string model_type) { model_type_ = std::move(model_type); }
 
@@ -154,6 +165,13 @@ class Fields {
     return v.get<double>();
   }
 
+  // A number, or null or absent for `fallback`.
+  double optional_number(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    if (!root_.at(key).is_number()) wrong_type(key, "a number");
+    return root_.at(key).get<double>();
+  }
+
   std::optional<std::string> optional_string(const char* key) const {
     if (!has(key)) return std::nullopt;
     if (!root_.at(key).is_string()) wrong_type(key, "a string");
@@ -164,7 +182,7 @@ class Fields {
     throw Error(ErrorKind::kInvalidInput,
                 "missing, and model_type \"" + model_type_ + "\" requires it")
         .at({std::string(source_name_)})
-        .in_field(key);
+        .in_field(prefix_ + key);
   }
 
   [[noreturn]] void wrong_type(const char* key, const std::string& expected) const {
@@ -176,7 +194,7 @@ class Fields {
   [[noreturn]] void fail(ErrorKind kind, const char* key, std::string message,
                          std::string hint = {}) const {
     Error error(kind, std::move(message), std::move(hint));
-    error.in_field(key);
+    error.in_field(prefix_ + key);
     const size_t offset = top_level_key_offset(text_, key);
     if (offset == std::string_view::npos) {
       error.at({std::string(source_name_)});
@@ -215,6 +233,7 @@ class Fields {
   std::string_view text_;
   const json& root_;
   std::string model_type_;
+  std::string prefix_;
 };
 
 // Llama-style MLPs are gated (gate_proj, up_proj, down_proj); stepcast models the gate as SwiGLU,
@@ -378,6 +397,63 @@ ModelSpec read_deepseek(const Fields& f) {
   return m;
 }
 
+// Gemma's MLP is gated by a GELU (GeGLU): hidden_activation, or hidden_act in the first Gemma
+// configs, both GELU approximations.
+MlpKind geglu_mlp(const Fields& f) {
+  const char* key = f.has("hidden_activation") ? "hidden_activation" : "hidden_act";
+  const std::string act = f.optional_string(key).value_or("gelu_pytorch_tanh");
+  if (!act.starts_with("gelu")) {
+    f.fail(ErrorKind::kUnsupported, key, "a Gemma MLP with activation \"" + act + "\" is not supported",
+           "supported: gelu, gelu_pytorch_tanh (GeGLU)");
+  }
+  return MlpKind::kGeglu;
+}
+
+// Gemma 1, 2 and 3 (transformers GemmaConfig, Gemma2Config, Gemma3TextConfig): Llama's layer with
+// a GeGLU MLP and tied embeddings. Gemma 2 adds a norm after the attention and after the MLP, a
+// sliding window on every other layer (layer_idx % 2 == 0) and final logit soft-capping; Gemma 3
+// keeps the norms, sets the window on all but every sliding_window_pattern-th layer and adds
+// query and key norms. layer_types, where a config lists it, names each layer's attention.
+// Gemma 3's multimodal checkpoints leave out fields at their Gemma3TextConfig defaults, so the
+// defaults stand in for absent fields there; attention soft-capping and the embedding scale are
+// elementwise work inside other kernels and are not priced.
+ModelSpec read_gemma(const Fields& f, int generation) {
+  const bool defaults = generation == 3;
+  const auto count = [&](const char* key, int fallback) {
+    return defaults ? f.optional_int(key, fallback) : f.required_int(key);
+  };
+  ModelSpec m;
+  m.layers = count("num_hidden_layers", 26);
+  m.hidden = count("hidden_size", 2304);
+  m.ffn = count("intermediate_size", 9216);
+  m.heads = count("num_attention_heads", 8);
+  m.kv_heads = f.optional_int("num_key_value_heads", defaults ? 4 : m.heads);
+  m.head_dim = f.optional_int("head_dim", 256);
+  m.vocab = count("vocab_size", 262208);
+  m.max_seq = f.optional_int("max_position_embeddings", defaults ? 131072 : 0);
+  m.mlp = geglu_mlp(f);
+  m.norm = NormKind::kRmsNorm;
+  m.position = PositionKind::kRope;
+  m.tied_embeddings = f.optional_bool("tie_word_embeddings", true);
+  m.bias = f.optional_bool("attention_bias", false);
+  if (generation == 1) return m;
+  m.sandwich_norm = true;
+  m.qk_norm = generation == 3;
+  m.logit_softcap = f.optional_number("final_logit_softcapping", 0);
+  m.attention_window = f.optional_int("sliding_window", 4096);
+  if (const json* types = f.find("layer_types"); types != nullptr && !types->is_null()) {
+    if (!types->is_array() || static_cast<int>(types->size()) != m.layers) {
+      f.wrong_type("layer_types", "a list of num_hidden_layers attention kinds");
+    }
+    for (const json& type : *types) m.local_layers += type == "sliding_attention" ? 1 : 0;
+  } else if (generation == 2) {
+    m.local_layers = (m.layers + 1) / 2;
+  } else {
+    m.local_layers = m.layers - m.layers / f.optional_int("sliding_window_pattern", 6);
+  }
+  return m;
+}
+
 // GPT-2 (GPT2Config): learned positions, biases everywhere, tied embeddings unless stated.
 ModelSpec read_gpt2(const Fields& f) {
   ModelSpec m;
@@ -510,6 +586,17 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     reject_qwen_sliding_window(f);
   } else if (*type == "deepseek_v2" || *type == "deepseek_v3") {
     m = read_deepseek(f);
+  } else if (*type == "gemma" || *type == "gemma2" || *type == "gemma3_text") {
+    m = read_gemma(f, *type == "gemma" ? 1 : *type == "gemma2" ? 2 : 3);
+  } else if (*type == "gemma3") {
+    // Gemma 3's multimodal checkpoints: the language model's config is text_config (the vision
+    // tower is not modelled).
+    if (f.find("text_config") == nullptr) f.missing("text_config");
+    const Fields text = f.nested("text_config");
+    m = read_gemma(text, 3);
+    check_heads(text, m, kHeadKeys);
+    m.name = model_name(f, source_name);
+    return m;
   } else if (*type == "gpt2") {
     m = read_gpt2(f);
   } else if (*type == "gpt_neox") {

@@ -15,6 +15,11 @@
 //       shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
 //   qwen3, qwen3_moe   as llama and qwen2_moe (qwen3_moe has no shared expert), attention_bias;
 //              both carry an RMSNorm over each query and key head (ModelSpec::qk_norm).
+//   gemma, gemma2, gemma3_text, gemma3   the llama shape fields, head_dim (default 256),
+//              hidden_activation or hidden_act (a GELU: GeGLU), tie_word_embeddings (default
+//              true); gemma2 and gemma3 also sliding_window, layer_types or the layer pattern,
+//              final_logit_softcapping; gemma3 reads its text_config, absent fields at their
+//              Gemma3TextConfig defaults.
 //   gpt2       n_layer, n_embd, n_head, n_inner (absent or null: 4 * n_embd), n_positions,
 //              vocab_size, activation_function, layer_norm_epsilon, tie_word_embeddings
 //              (default true)

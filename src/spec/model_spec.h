@@ -6,7 +6,9 @@
 
 namespace stepcast::spec {
 
-enum class MlpKind { kGelu, kSwiglu };
+// Gated MLPs (SwiGLU, GeGLU: gate, up and down projections) differ only in the activation, which
+// costs the same; GELU is the two-matrix MLP.
+enum class MlpKind { kGelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kAlibi, kNone };
 
@@ -46,6 +48,11 @@ struct ModelSpec {
   bool tied_embeddings = false;  // input embedding and output projection share weights
   bool bias = false;             // linear layers carry biases (GPT-2/3, Megatron GPT)
   bool qk_norm = false;          // an RMSNorm over each query and key head before RoPE (Qwen3)
+  // Norms after the attention and the MLP too, before each residual add (Gemma 2 and 3): four a
+  // layer instead of two.
+  bool sandwich_norm = false;
+  // Final logits squashed as cap * tanh(logits / cap) before the loss (Gemma 2: 30); 0: none.
+  double logit_softcap = 0;
   double hidden_dropout = 0;     // dropout probability on each residual branch; 0: no dropout
   // Sliding-window (local) attention: on `local_layers` of the layers a query attends to at most
   // the `attention_window` positions up to itself (Mistral 7B v0.1: all 32 layers, 4096; Gemma 2:
@@ -65,6 +72,7 @@ struct ModelSpec {
   bool head_dim_whole() const { return head_dim > 0 || hidden % heads == 0; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
+  bool gated_mlp() const { return mlp != MlpKind::kGelu; }
   double local_layer_fraction() const { return layers > 0 ? static_cast<double>(local_layers) / layers : 0; }
   // Width of a value head, and of the attention output per head.
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }

@@ -15,7 +15,10 @@
 namespace stepcast::spec {
 
 // Enumerator names as the CLI spells them, indexed by the enumerator's value.
-const char* name(MlpKind k) { return k == MlpKind::kSwiglu ? "swiglu" : "gelu"; }
+const char* name(MlpKind k) {
+  constexpr const char* kNames[] = {"gelu", "swiglu", "geglu"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
 const char* name(AttentionKernel k) {
   constexpr const char* kNames[] = {"flash", "flash-v1", "unfused"};
@@ -379,6 +382,8 @@ std::string dump(const Scenario& sc) {
   d.field("model.local_layers", m.local_layers);
   d.field("model.bias", m.bias);
   d.field("model.qk_norm", m.qk_norm);
+  d.field("model.sandwich_norm", m.sandwich_norm);
+  d.field("model.logit_softcap", m.logit_softcap);
   d.field("model.moe.experts", m.moe.experts);
   d.field("model.moe.top_k", m.moe.top_k);
   d.field("model.moe.expert_ffn", m.moe.expert_ffn);

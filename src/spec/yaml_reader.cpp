@@ -407,7 +407,7 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     }
     m.vocab = r.count("vocab", 1);
     m.max_seq = r.count("max_seq", 1);
-    m.mlp = r.choice<MlpKind>("mlp", {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}});
+    m.mlp = r.choice<MlpKind>("mlp", {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}, {"geglu", MlpKind::kGeglu}});
     m.norm = r.choice<NormKind>(
         "norm", {{"layernorm", NormKind::kLayerNorm}, {"rmsnorm", NormKind::kRmsNorm}});
     m.position = r.choice<PositionKind>("position", {{"learned", PositionKind::kLearned},
@@ -417,6 +417,8 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     m.tied_embeddings = r.boolean("tied_embeddings");
     m.bias = r.boolean("bias");
     if (r.has("qk_norm")) m.qk_norm = r.boolean("qk_norm");
+    if (r.has("sandwich_norm")) m.sandwich_norm = r.boolean("sandwich_norm");
+    if (r.has("logit_softcap")) m.logit_softcap = r.number("logit_softcap", 0, std::numeric_limits<double>::infinity(), true);
     if (r.has("hidden_dropout")) m.hidden_dropout = r.number("hidden_dropout", 0, 1, false);
     if (r.has("attention_window")) {
       m.attention_window = r.count("attention_window", 1);

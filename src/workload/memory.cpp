@@ -87,7 +87,7 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
 
   const bool moe = m.is_moe();
   const double ffn_width = moe ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k : m.ffn;
-  const double act_inputs = m.mlp == spec::MlpKind::kSwiglu ? 2 : 1;
+  const double act_inputs = m.gated_mlp() ? 2 : 1;
   // Attention block: norm input, QKV input (sharded with SP), Q K V, attention output.
   double bytes = e * rep * h + e * rep * h;
   bytes += e * tokens * (m.heads * hd + m.kv_heads * (hd + vd)) / t;
@@ -112,6 +112,7 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   bytes += e * tokens * ffn_width * (act_inputs + 1) / t;
   // The two residual dropout masks, a byte per element each (Korthikanti et al. 2022, eq. 1).
   if (m.hidden_dropout > 0) bytes += 2 * rep * h;
+  if (m.sandwich_norm) bytes += 2 * e * rep * h;  // the inputs of the norms after attention and MLP
   return bytes;
 }
 

@@ -11,8 +11,8 @@ double norm_params(const spec::ModelSpec& m) {
 
 double mlp_params(const spec::ModelSpec& m, double ffn) {
   const double h = m.hidden;
-  const double matrices = m.mlp == spec::MlpKind::kSwiglu ? 3 * h * ffn : 2 * h * ffn;
-  const double biases = m.bias ? ffn * (m.mlp == spec::MlpKind::kSwiglu ? 2 : 1) + h : 0;
+  const double matrices = m.gated_mlp() ? 3 * h * ffn : 2 * h * ffn;
+  const double biases = m.bias ? ffn * (m.gated_mlp() ? 2 : 1) + h : 0;
   return matrices + biases;
 }
 
@@ -42,7 +42,7 @@ double attention_params(const spec::ModelSpec& m) {
 
 ParamCounts param_counts(const spec::ModelSpec& m) {
   ParamCounts p;
-  const double attention = attention_params(m) + 2 * norm_params(m);
+  const double attention = attention_params(m) + (m.sandwich_norm ? 4 : 2) * norm_params(m);
   p.per_layer_dense = attention + mlp_params(m, m.ffn);
   if (m.is_moe()) {
     const double expert = mlp_params(m, m.moe.expert_ffn);

@@ -113,6 +113,15 @@ Op attention_transpose(double bytes) { return kernel_chain("attention_transpose"
 // - a fused kernel (Transformer Engine, flash-attn, Megatron-Core's loss fusion, torch.compile):
 //   reads the BF16 logits and writes FP32 row statistics and the loss; backward writes the BF16
 //   gradient from the saved FP32 softmax.
+// Gemma 2's final logit soft-capping, cap * tanh(logits / cap) (transformers Gemma2ForCausalLM):
+// eagerly a divide, a tanh and a multiply, each reading and writing the logits, 6e bytes per logit;
+// backward the three gradients, tanh's reading its saved output too, 7e. Fused or compiled, one
+// kernel: 2e forward, 3e backward.
+Op logit_softcap(double logits, double e, const Scenario& s) {
+  if (eager(s)) return kernel_chain("logit_softcap", 6 * e * logits, 7 * e * logits, 3, 3);
+  return memory_op("logit_softcap", 2 * e * logits, 1.5);
+}
+
 Op cross_entropy(double logits, double e, const Scenario& s) {
   if (eager(s)) return kernel_chain("cross_entropy", 14 * logits, 22 * logits, 3, 4);
   if (!s.strategy.fused_cross_entropy && s.strategy.elementwise != Elementwise::kCompiled) {
@@ -226,11 +235,12 @@ std::size_t add_dense_mlp(const Scenario& s, double tokens, double ffn, const ch
   const double e = activation_bytes(s.strategy);
   const double f = ffn / s.strategy.tp;
   const std::size_t up = out.size();
-  if (m.mlp == MlpKind::kSwiglu) {
+  if (m.gated_mlp()) {
     out.add(linear(up_name, tokens, 2 * f, m.hidden, instances, e, m.bias));
-    // silu(gate) * up: reads two tensors, writes one; backward reads both and dy, writes two.
-    // Eager (F.silu(w1(x)) * w3(x)): silu writes its output and the product reads it back, 5e
-    // bytes per element in 2 kernels; backward 9e in 3 (both products and silu's derivative).
+    // silu(gate) * up (GeGLU: gelu(gate) * up, the same traffic): reads two tensors, writes one;
+    // backward reads both and dy, writes two. Eager (F.silu(w1(x)) * w3(x)): silu writes its
+    // output and the product reads it back, 5e bytes per element in 2 kernels; backward 9e in 3
+    // (both products and silu's derivative).
     const double elements = tokens * f * instances;
     out.add(eager(s) ? kernel_chain(act_name, 5 * e * elements, 9 * e * elements, 2, 3)
                      : memory_op(act_name, 3 * e * elements, 5.0 / 3.0));
@@ -372,6 +382,7 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
   // torchtitan recomputes every second matmul of the block: wo is the fourth after wq, wk, wv.
   const int attention_matmuls = input_matmuls + 1;
   out.back().op_checkpoint_recompute = attention_matmuls % 2 == 0 ? 1 : 0;
+  if (m.sandwich_norm) out.add(norm("attention_post_norm", rep, m.hidden, e, s));
   const bool fused = st.elementwise == Elementwise::kCompiled;
   const bool dropout = m.hidden_dropout > 0;
   out.add(residual("attention_residual", rep, m.hidden, e, fused, dropout));
@@ -399,13 +410,14 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     const std::size_t up = add_dense_mlp(s, tokens, m.ffn, "mlp_up", "mlp_activation", "mlp_down", 1, out);
     // The count goes on through the MLP's w1, w3, w2 (SwiGLU) or w1, w2 (GELU): after four
     // attention matmuls w3 of the fused w1|w3 re-runs, or the GELU down projection.
-    const bool swiglu = m.mlp == MlpKind::kSwiglu;
+    const bool gated = m.gated_mlp();
     const bool odd = attention_matmuls % 2 == 1;
-    out[up].op_checkpoint_recompute = swiglu ? 0.5 : odd ? 1 : 0;
-    out.back().op_checkpoint_recompute = (swiglu == odd) ? 1 : 0;
+    out[up].op_checkpoint_recompute = gated ? 0.5 : odd ? 1 : 0;
+    out.back().op_checkpoint_recompute = (gated == odd) ? 1 : 0;
   }
   out[mlp_start].tp_edge = BlockEdge::kStart;
   out.back().tp_edge = BlockEdge::kEnd;
+  if (m.sandwich_norm) out.add(norm("mlp_post_norm", rep, m.hidden, e, s));
   out.add(residual("mlp_residual", rep, m.hidden, e, fused, dropout));
   return out;
 }
@@ -429,6 +441,7 @@ LayerOps head_ops(const Scenario& s) {
   LayerOps out;
   out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, s));
   out.add(linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false));
+  if (m.logit_softcap > 0) out.add(logit_softcap(tokens * vocab, e, s));
   out.add(cross_entropy(tokens * vocab, e, s));
   return out;
 }

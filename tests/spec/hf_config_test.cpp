@@ -382,6 +382,134 @@ constexpr const char* kQwen3_30B_A3B = R"({
 }
 )";
 
+// google/gemma-7b
+constexpr const char* kGemma7B = R"({
+  "architectures": [
+    "GemmaForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 2,
+  "eos_token_id": 1,
+  "head_dim": 256,
+  "hidden_act": "gelu",
+  "hidden_size": 3072,
+  "initializer_range": 0.02,
+  "intermediate_size": 24576,
+  "max_position_embeddings": 8192,
+  "model_type": "gemma",
+  "num_attention_heads": 16,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 16,
+  "pad_token_id": 0,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 10000.0,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.38.0.dev0",
+  "use_cache": true,
+  "vocab_size": 256000
+}
+)";
+
+// google/gemma-2-9b
+constexpr const char* kGemma2_9B = R"({
+  "architectures": [
+    "Gemma2ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "attn_logit_softcapping": 50.0,
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "eos_token_id": 1,
+  "final_logit_softcapping": 30.0,
+  "head_dim": 256,
+  "hidden_act": "gelu_pytorch_tanh",
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 8192,
+  "model_type": "gemma2",
+  "num_attention_heads": 16,
+  "num_hidden_layers": 42,
+  "num_key_value_heads": 8,
+  "pad_token_id": 0,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "sliding_window_size": 4096,
+  "torch_dtype": "float32",
+  "transformers_version": "4.42.0.dev0",
+  "use_cache": true,
+  "vocab_size": 256000
+}
+)";
+
+// google/gemma-3-1b-pt
+constexpr const char* kGemma3_1B = R"({
+  "architectures": [
+    "Gemma3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "attn_logit_softcapping": null,
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "eos_token_id": 1,
+  "final_logit_softcapping": null,
+  "head_dim": 256,
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 1152,
+  "initializer_range": 0.02,
+  "intermediate_size": 6912,
+  "max_position_embeddings": 32768,
+  "model_type": "gemma3_text",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 26,
+  "num_key_value_heads": 1,
+  "pad_token_id": 0,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_local_base_freq": 10000,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": 512,
+  "sliding_window_pattern": 6,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.50.0.dev0",
+  "use_cache": true,
+  "vocab_size": 262144
+}
+)";
+
+// A Gemma 3 multimodal checkpoint's config.json, abridged to its text_config as the 4B model has
+// it: the fields at their Gemma3TextConfig defaults (8 heads, 4 key/value heads, head_dim 256,
+// vocabulary 262,208) are absent, and the vision tower's config is cut to its model_type.
+constexpr const char* kGemma3_4B = R"({
+  "architectures": [
+    "Gemma3ForConditionalGeneration"
+  ],
+  "model_type": "gemma3",
+  "text_config": {
+    "hidden_size": 2560,
+    "intermediate_size": 10240,
+    "model_type": "gemma3_text",
+    "num_hidden_layers": 34,
+    "rope_scaling": {
+      "factor": 8.0,
+      "rope_type": "linear"
+    },
+    "sliding_window": 1024
+  },
+  "vision_config": {
+    "model_type": "siglip_vision_model"
+  }
+}
+)";
+
 TEST(HfConfig, ReadsLlama31_8B) {
   const ModelSpec m = read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B);
   EXPECT_EQ(m.name, "Llama-3.1-8B");  // a Hub checkout's folder: the file is always config.json
@@ -564,6 +692,64 @@ TEST(HfConfig, OtherModelsHaveNoQueryKeyNorms) {
   EXPECT_FALSE(read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B).qk_norm);
 }
 
+TEST(HfConfig, ReadsGemma7BWithAGeluGatedMlpAndTiedEmbeddings) {
+  const ModelSpec m = read_hf_config("gemma-7b/config.json", kGemma7B);
+  EXPECT_EQ(m.layers, 28);
+  EXPECT_EQ(m.hidden, 3072);
+  EXPECT_EQ(m.heads, 16);
+  EXPECT_EQ(m.effective_head_dim(), 256);  // 16 x 256 = 4096, wider than the model
+  EXPECT_EQ(m.mlp, MlpKind::kGeglu);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_FALSE(m.sandwich_norm);
+  EXPECT_EQ(m.local_layers, 0);
+}
+
+TEST(HfConfig, ReadsGemma2WithSandwichNormsAWindowOnEveryOtherLayerAndLogitCapping) {
+  const ModelSpec m = read_hf_config("gemma-2-9b/config.json", kGemma2_9B);
+  EXPECT_EQ(m.layers, 42);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_TRUE(m.sandwich_norm);
+  EXPECT_FALSE(m.qk_norm);
+  EXPECT_EQ(m.attention_window, 4096);
+  EXPECT_EQ(m.local_layers, 21);
+  EXPECT_EQ(m.logit_softcap, 30.0);
+}
+
+TEST(HfConfig, ReadsGemma3WithQueryKeyNormsAndFiveLocalLayersInSix) {
+  const ModelSpec m = read_hf_config("gemma-3-1b-pt/config.json", kGemma3_1B);
+  EXPECT_EQ(m.layers, 26);
+  EXPECT_EQ(m.kv_heads, 1);
+  EXPECT_EQ(m.vocab, 262144);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_TRUE(m.sandwich_norm);
+  EXPECT_EQ(m.attention_window, 512);
+  EXPECT_EQ(m.local_layers, 26 - 26 / 6);  // layers 6, 12, 18, 24 attend globally
+  EXPECT_EQ(m.logit_softcap, 0);
+}
+
+TEST(HfConfig, ReadsAMultimodalGemma3ConfigsTextConfigWithItsDefaults) {
+  const ModelSpec m = read_hf_config("gemma-3-4b-pt/config.json", kGemma3_4B);
+  EXPECT_EQ(m.name, "gemma-3-4b-pt");
+  EXPECT_EQ(m.layers, 34);
+  EXPECT_EQ(m.hidden, 2560);
+  EXPECT_EQ(m.ffn, 10240);
+  EXPECT_EQ(m.heads, 8);
+  EXPECT_EQ(m.kv_heads, 4);
+  EXPECT_EQ(m.effective_head_dim(), 256);
+  EXPECT_EQ(m.vocab, 262208);
+  EXPECT_EQ(m.attention_window, 1024);
+  EXPECT_EQ(m.local_layers, 34 - 34 / 6);
+}
+
+TEST(HfConfig, AMultimodalGemma3ConfigWithoutTextConfigNamesIt) {
+  try {
+    read_hf_config("config.json", R"({"model_type": "gemma3"})");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("text_config"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfConfig, NamesTheModelAfterNameOrPath) {
   const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
       "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
@@ -695,18 +881,21 @@ INSTANTIATE_TEST_SUITE_P(
                   ""},
         ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
                   "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
-                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe",
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                  "qwen3_moe",
                   ""},
         ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
                   ErrorKind::kInvalidInput,
                   "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
-                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                  "qwen3_moe\n"
                   "    \"model_type\": \"lama\"\n"
                   "    ^",
                   "did you mean \"llama\"?"},
         ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
                   "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
-                  "gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                  "qwen3_moe\n"
                   "  {\"model_type\": \"bert\"}\n"
                   "   ^",
                   ""},

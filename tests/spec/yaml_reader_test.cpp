@@ -116,6 +116,14 @@ TEST(YamlReader, ReadsQueryKeyNorms) {
   EXPECT_TRUE(read_model_yaml("m.yaml", std::string(kModel) + "qk_norm: true\n").qk_norm);
 }
 
+TEST(YamlReader, ReadsGemmasGeluGateSandwichNormsAndLogitCap) {
+  const ModelSpec m = read_model_yaml(
+      "m.yaml", edit(kModel, "mlp: swiglu", "mlp: geglu") + "sandwich_norm: true\nlogit_softcap: 30\n");
+  EXPECT_EQ(m.mlp, MlpKind::kGeglu);
+  EXPECT_TRUE(m.sandwich_norm);
+  EXPECT_EQ(m.logit_softcap, 30);
+}
+
 TEST(YamlReader, ReadsHiddenDropoutAsAProbability) {
   EXPECT_EQ(read_model_yaml("m.yaml", std::string(kModel) + "hidden_dropout: 0.1\n").hidden_dropout, 0.1);
   try {
@@ -244,16 +252,16 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, attention_window, local_layers, moe, "
-       "mla"},
+       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
+       "attention_window, local_layers, moe, mla"},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
        "m.yaml:14:1: unknown key \"dropout\"\n"
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, hidden_dropout, attention_window, local_layers, moe, "
-       "mla"},
+       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
+       "attention_window, local_layers, moe, mla"},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"

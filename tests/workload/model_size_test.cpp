@@ -74,6 +74,13 @@ TEST(ModelFlops, SlidingWindowLayersCountTheirWindowInsteadOfTheSequence) {
   EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 2048), attention_flops_per_token(spec::model_preset("llama3.1-8b"), 2048));
 }
 
+TEST(ParamCounts, SandwichNormsAddTwoNormsPerLayer) {
+  spec::ModelSpec m = spec::model_preset("llama3.1-8b");
+  const double without = param_counts(m).total;
+  m.sandwich_norm = true;
+  EXPECT_DOUBLE_EQ(param_counts(m).total - without, 2.0 * m.hidden * m.layers);
+}
+
 TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const spec::ModelSpec m = gpt(24, 2048, 16);
   const ParamCounts p = param_counts(m);

@@ -135,6 +135,35 @@ TEST(Operators, SlidingWindowAttentionMultipliesOnlyTheKeysInItsWindow) {
   EXPECT_NEAR(half.n, 3584.0 / (2048.0 / 8192 + 1536.0 / 4096), 1e-9 * half.n);
 }
 
+// Gemma 2 and 3: a norm after the attention and after the MLP, each before its residual add; the
+// GeGLU MLP costs what SwiGLU does; the final logits are soft-capped before the loss.
+TEST(Operators, GemmasSandwichNormsGeluGateAndLogitCapping) {
+  const spec::Scenario llama = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  spec::Scenario gemma = llama;
+  gemma.model.mlp = spec::MlpKind::kGeglu;
+  gemma.model.sandwich_norm = true;
+  gemma.model.logit_softcap = 30;
+  const LayerOps plain = layer_ops(llama, false), ops = layer_ops(gemma, false);
+  ASSERT_EQ(ops.size(), plain.size() + 2);
+  for (std::size_t i = 0, j = 0; i < ops.size(); ++i) {
+    const std::string_view name = ops[i].name;
+    if (name == "attention_post_norm" || name == "mlp_post_norm") {
+      EXPECT_TRUE(std::string_view(ops[i - 1].name) == "output_projection" || std::string_view(ops[i - 1].name) == "mlp_down");
+      EXPECT_DOUBLE_EQ(ops[i].bytes, find(plain, "attention_norm").bytes);
+      continue;
+    }
+    EXPECT_EQ(name, plain[j].name);
+    EXPECT_DOUBLE_EQ(ops[i].bytes, plain[j].bytes) << name;  // GeGLU moves what SwiGLU does
+    EXPECT_DOUBLE_EQ(ops[i].flops, plain[j].flops) << name;
+    ++j;
+  }
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(gemma, spec::Recompute::kNone) - layer_activation_bytes(llama, spec::Recompute::kNone),
+                   2 * 2 * local_tokens(llama) * llama.model.hidden);  // the two new norms' inputs
+  const LayerOps head = head_ops(gemma);
+  const double logits = local_tokens(gemma) * gemma.model.vocab;
+  EXPECT_DOUBLE_EQ(find(head, "logit_softcap").bytes, 2 * 2 * logits);  // fused: read and write once
+}
+
 TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
