@@ -21,8 +21,8 @@ using nlohmann::json;
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2", "gemma3",    "gemma3_text", "gpt2",     "gpt_neox",
-      "llama",       "mistral",     "mixtral", "qwen2",  "qwen2_moe", "qwen3",       "qwen3_moe"};
+      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2",  "gemma3", "gemma3_text", "gpt2",     "gpt_neox",
+      "gpt_oss",     "llama",       "mistral", "mixtral", "qwen2",  "qwen2_moe",   "qwen3",    "qwen3_moe"};
   return kTypes;
 }
 
@@ -312,6 +312,19 @@ void read_sliding_window(const Fields& f, ModelSpec& m) {
   m.local_layers = m.attention_window > 0 ? m.layers : 0;
 }
 
+// layer_types, where a config lists it, names each layer's attention: the layers with
+// "sliding_attention" have the window. Returns whether the config lists them.
+bool read_layer_types(const Fields& f, ModelSpec& m) {
+  const json* types = f.find("layer_types");
+  if (types == nullptr || types->is_null()) return false;
+  if (!types->is_array() || static_cast<int>(types->size()) != m.layers) {
+    f.wrong_type("layer_types", "a list of num_hidden_layers attention kinds");
+  }
+  m.local_layers = 0;
+  for (const json& type : *types) m.local_layers += type == "sliding_attention" ? 1 : 0;
+  return true;
+}
+
 // Qwen2 and Qwen3 configs carry a sliding_window that applies only with use_sliding_window, which
 // their published configs set false.
 void reject_qwen_sliding_window(const Fields& f) {
@@ -441,16 +454,21 @@ ModelSpec read_gemma(const Fields& f, int generation) {
   m.qk_norm = generation == 3;
   m.logit_softcap = f.optional_number("final_logit_softcapping", 0);
   m.attention_window = f.optional_int("sliding_window", 4096);
-  if (const json* types = f.find("layer_types"); types != nullptr && !types->is_null()) {
-    if (!types->is_array() || static_cast<int>(types->size()) != m.layers) {
-      f.wrong_type("layer_types", "a list of num_hidden_layers attention kinds");
-    }
-    for (const json& type : *types) m.local_layers += type == "sliding_attention" ? 1 : 0;
-  } else if (generation == 2) {
-    m.local_layers = (m.layers + 1) / 2;
-  } else {
-    m.local_layers = m.layers - m.layers / f.optional_int("sliding_window_pattern", 6);
+  if (!read_layer_types(f, m)) {
+    m.local_layers = generation == 2 ? (m.layers + 1) / 2
+                                     : m.layers - m.layers / f.optional_int("sliding_window_pattern", 6);
   }
+  return m;
+}
+
+// gpt-oss (transformers GptOssConfig): every layer MoE with num_local_experts experts of
+// intermediate_size, a sliding window on the layers layer_types names (every other one), biases
+// on the attention and expert projections (attention_bias). Its attention sinks (a learned logit
+// per head in the softmax) and the clamp in its SwiGLU are elementwise work inside other kernels.
+ModelSpec read_gpt_oss(const Fields& f) {
+  ModelSpec m = read_mixtral(f);
+  m.bias = f.optional_bool("attention_bias", false);
+  if (!read_layer_types(f, m)) m.local_layers = m.attention_window > 0 ? (m.layers + 1) / 2 : 0;
   return m;
 }
 
@@ -597,6 +615,8 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     check_heads(text, m, kHeadKeys);
     m.name = model_name(f, source_name);
     return m;
+  } else if (*type == "gpt_oss") {
+    m = read_gpt_oss(f);
   } else if (*type == "gpt2") {
     m = read_gpt2(f);
   } else if (*type == "gpt_neox") {

@@ -20,6 +20,7 @@
 //              true); gemma2 and gemma3 also sliding_window, layer_types or the layer pattern,
 //              final_logit_softcapping; gemma3 reads its text_config, absent fields at their
 //              Gemma3TextConfig defaults.
+//   gpt_oss    as mixtral, with attention_bias and layer_types (sliding_window on the layers it names).
 //   gpt2       n_layer, n_embd, n_head, n_inner (absent or null: 4 * n_embd), n_positions,
 //              vocab_size, activation_function, layer_norm_epsilon, tie_word_embeddings
 //              (default true)

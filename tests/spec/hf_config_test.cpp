@@ -510,6 +510,77 @@ constexpr const char* kGemma3_4B = R"({
 }
 )";
 
+// openai/gpt-oss-20b
+constexpr const char* kGptOss20B = R"({
+  "architectures": [
+    "GptOssForCausalLM"
+  ],
+  "attention_bias": true,
+  "attention_dropout": 0.0,
+  "eos_token_id": 200002,
+  "experts_per_token": 4,
+  "head_dim": 64,
+  "hidden_act": "silu",
+  "hidden_size": 2880,
+  "initial_context_length": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 2880,
+  "layer_types": [
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention",
+    "sliding_attention",
+    "full_attention"
+  ],
+  "max_position_embeddings": 131072,
+  "model_type": "gpt_oss",
+  "num_attention_heads": 64,
+  "num_experts_per_tok": 4,
+  "num_hidden_layers": 24,
+  "num_key_value_heads": 8,
+  "num_local_experts": 32,
+  "output_router_logits": false,
+  "pad_token_id": 199999,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {
+    "beta_fast": 32.0,
+    "beta_slow": 1.0,
+    "factor": 32.0,
+    "original_max_position_embeddings": 4096,
+    "rope_type": "yarn",
+    "truncate": false
+  },
+  "rope_theta": 150000,
+  "router_aux_loss_coef": 0.9,
+  "sliding_window": 128,
+  "swiglu_limit": 7.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.55.0.dev0",
+  "use_cache": true,
+  "vocab_size": 201088
+}
+)";
+
 TEST(HfConfig, ReadsLlama31_8B) {
   const ModelSpec m = read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B);
   EXPECT_EQ(m.name, "Llama-3.1-8B");  // a Hub checkout's folder: the file is always config.json
@@ -750,6 +821,22 @@ TEST(HfConfig, AMultimodalGemma3ConfigWithoutTextConfigNamesIt) {
   }
 }
 
+TEST(HfConfig, ReadsGptOssWithAWindowOnEveryOtherLayerAndBiases) {
+  const ModelSpec m = read_hf_config("gpt-oss-20b/config.json", kGptOss20B);
+  EXPECT_EQ(m.layers, 24);
+  EXPECT_EQ(m.hidden, 2880);
+  EXPECT_EQ(m.heads, 64);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.effective_head_dim(), 64);
+  EXPECT_EQ(m.moe.experts, 32);
+  EXPECT_EQ(m.moe.top_k, 4);
+  EXPECT_EQ(m.moe.expert_ffn, 2880);
+  EXPECT_EQ(m.attention_window, 128);
+  EXPECT_EQ(m.local_layers, 12);
+  EXPECT_TRUE(m.bias);
+  EXPECT_EQ(m.vocab, 201088);
+}
+
 TEST(HfConfig, NamesTheModelAfterNameOrPath) {
   const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
       "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
@@ -881,21 +968,21 @@ INSTANTIATE_TEST_SUITE_P(
                   ""},
         ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
                   "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                  "qwen3_moe",
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_moe, "
+                  "qwen3, qwen3_moe",
                   ""},
         ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
                   ErrorKind::kInvalidInput,
                   "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                  "qwen3_moe\n"
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_moe, "
+                  "qwen3, qwen3_moe\n"
                   "    \"model_type\": \"lama\"\n"
                   "    ^",
                   "did you mean \"llama\"?"},
         ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
                   "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                  "qwen3_moe\n"
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_moe, "
+                  "qwen3, qwen3_moe\n"
                   "  {\"model_type\": \"bert\"}\n"
                   "   ^",
                   ""},
