@@ -580,6 +580,7 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
   f.set_model_type(*type);
 
   ModelSpec m;
+  std::optional<Fields> language;  // a multimodal config's language model, where it has one
   if (*type == "llama") {
     m = read_llama(f);
   } else if (*type == "mistral") {
@@ -610,11 +611,8 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     // Gemma 3's multimodal checkpoints: the language model's config is text_config (the vision
     // tower is not modelled).
     if (f.find("text_config") == nullptr) f.missing("text_config");
-    const Fields text = f.nested("text_config");
-    m = read_gemma(text, 3);
-    check_heads(text, m, kHeadKeys);
-    m.name = model_name(f, source_name);
-    return m;
+    language.emplace(f.nested("text_config"));
+    m = read_gemma(*language, 3);
   } else if (*type == "gpt_oss") {
     m = read_gpt_oss(f);
   } else if (*type == "gpt2") {
@@ -626,7 +624,7 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     f.fail(ErrorKind::kInvalidInput, "model_type", "\"" + *type + "\" is not one of " + supported,
            close.empty() ? std::string() : "did you mean \"" + close + "\"?");
   }
-  check_heads(f, m, *type == "gpt2" ? kGpt2Keys : kHeadKeys);
+  check_heads(language ? *language : f, m, *type == "gpt2" ? kGpt2Keys : kHeadKeys);
   m.name = model_name(f, source_name);
   return m;
 }

@@ -102,6 +102,15 @@ Op rope(double elements, double e, const Scenario& s, double tensors) {
 // transpose(1, 2).contiguous() after SDPA. Reads and writes `bytes`, forward and backward.
 Op attention_transpose(double bytes) { return kernel_chain("attention_transpose", bytes, bytes, 1, 1); }
 
+// Gemma 2's final logit soft-capping, cap * tanh(logits / cap) (transformers Gemma2ForCausalLM):
+// eagerly a divide, a tanh and a multiply, each reading and writing the logits, 6e bytes per logit;
+// backward the three gradients, tanh's reading its saved output too, 7e. Fused or compiled, one
+// kernel: 2e forward, 3e backward.
+Op logit_softcap(double logits, double e, const Scenario& s) {
+  if (eager(s)) return kernel_chain("logit_softcap", 6 * e * logits, 7 * e * logits, 3, 3);
+  return memory_op("logit_softcap", 2 * e * logits, 1.5);
+}
+
 // The loss over `logits` local logits.
 // - Megatron-LM's vocab-parallel cross entropy (mpu/cross_entropy.py, on output.float()): cast,
 //   max, subtract, exp, sum and divide each pass over the logits, 6 + 4 + 8 + 8 + 4 + 8 = 38 bytes
@@ -113,15 +122,6 @@ Op attention_transpose(double bytes) { return kernel_chain("attention_transpose"
 // - a fused kernel (Transformer Engine, flash-attn, Megatron-Core's loss fusion, torch.compile):
 //   reads the BF16 logits and writes FP32 row statistics and the loss; backward writes the BF16
 //   gradient from the saved FP32 softmax.
-// Gemma 2's final logit soft-capping, cap * tanh(logits / cap) (transformers Gemma2ForCausalLM):
-// eagerly a divide, a tanh and a multiply, each reading and writing the logits, 6e bytes per logit;
-// backward the three gradients, tanh's reading its saved output too, 7e. Fused or compiled, one
-// kernel: 2e forward, 3e backward.
-Op logit_softcap(double logits, double e, const Scenario& s) {
-  if (eager(s)) return kernel_chain("logit_softcap", 6 * e * logits, 7 * e * logits, 3, 3);
-  return memory_op("logit_softcap", 2 * e * logits, 1.5);
-}
-
 Op cross_entropy(double logits, double e, const Scenario& s) {
   if (eager(s)) return kernel_chain("cross_entropy", 14 * logits, 22 * logits, 3, 4);
   if (!s.strategy.fused_cross_entropy && s.strategy.elementwise != Elementwise::kCompiled) {
@@ -192,7 +192,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
     const double local_seen = causal_keys_seen(keys, m.attention_window);
     const double seen = (1 - local) * (keys / 2) + local * local_seen;
     op.m = queries;
-    op.n = local > 0 ? seen / ((1 - local) / 2 + local * local_seen / std::min(keys, double(m.attention_window))) : keys;
+    op.n = local > 0 ? seen / ((1 - local) / 2 + local * local_seen / std::min(keys, static_cast<double>(m.attention_window))) : keys;
     op.k = hd;
     op.instances = instances;
     op.flops = 2 * queries * seen * (hd + vd) * instances;
