@@ -31,6 +31,8 @@ const std::string kSharedDir = STEPCAST_SHARED_DIR;
 
 TEST(Presets, ShipsTheRequiredPresets) {
   const std::vector<std::string> models = {"deepseek-v3",
+                                           "gemma-2-9b",
+                                           "gpt-oss-120b",
                                            "gpt3-175b",
                                            "llama2-13b",
                                            "llama2-70b",
@@ -53,7 +55,8 @@ TEST(Presets, ShipsTheRequiredPresets) {
                                            "mpt-30b",
                                            "mpt-70b",
                                            "mpt-7b",
-                                           "mt-nlg-530b"};
+                                           "mt-nlg-530b",
+                                           "qwen3-32b"};
   EXPECT_EQ(preset_names(PresetKind::kModel), models);
   const std::vector<std::string> gpus = {"a100-40g",      "a100-80g", "b200", "gb200",
                                          "h100-96g-500w", "h100-sxm", "h200", "mi300x"};

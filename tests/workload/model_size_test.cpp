@@ -81,6 +81,17 @@ TEST(ParamCounts, SandwichNormsAddTwoNormsPerLayer) {
   EXPECT_DOUBLE_EQ(param_counts(m).total - without, 2.0 * m.hidden * m.layers);
 }
 
+// Parameter counts their makers publish: Qwen3-32B "32.8B" (model card); Gemma 2 9B 9.24 B
+// (Hugging Face's count of google/gemma-2-9b); gpt-oss-120b 116.83 B total and 5.13 B active
+// per token (OpenAI's model card).
+TEST(ParamCounts, NewArchitecturePresetsMatchTheirPublishedCounts) {
+  EXPECT_NEAR(param_counts(spec::model_preset("qwen3-32b")).total, 32.8e9, 0.05e9);
+  EXPECT_NEAR(param_counts(spec::model_preset("gemma-2-9b")).total, 9.24e9, 0.01e9);
+  const ParamCounts oss = param_counts(spec::model_preset("gpt-oss-120b"));
+  EXPECT_NEAR(oss.total, 116.83e9, 0.01e9);
+  EXPECT_NEAR(oss.active, 5.13e9, 0.01e9);
+}
+
 TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const spec::ModelSpec m = gpt(24, 2048, 16);
   const ParamCounts p = param_counts(m);
