@@ -317,11 +317,21 @@ void read_sliding_window(const Fields& f, ModelSpec& m) {
 bool read_layer_types(const Fields& f, ModelSpec& m) {
   const json* types = f.find("layer_types");
   if (types == nullptr || types->is_null()) return false;
-  if (!types->is_array() || static_cast<int>(types->size()) != m.layers) {
-    f.wrong_type("layer_types", "a list of num_hidden_layers attention kinds");
+  if (!types->is_array()) f.wrong_type("layer_types", "a list of attention kinds, one per layer");
+  if (static_cast<int>(types->size()) != m.layers) {
+    f.fail(ErrorKind::kInvalidInput, "layer_types",
+           "expected one attention kind per layer, " + std::to_string(m.layers) + " (num_hidden_layers), got " +
+               std::to_string(types->size()));
   }
   m.local_layers = 0;
-  for (const json& type : *types) m.local_layers += type == "sliding_attention" ? 1 : 0;
+  for (const json& type : *types) {
+    if (type == "sliding_attention") {
+      ++m.local_layers;
+    } else if (type != "full_attention") {
+      f.fail(ErrorKind::kUnsupported, "layer_types", "attention kind " + type.dump() + " is not supported",
+             "supported: full_attention, sliding_attention");
+    }
+  }
   return true;
 }
 

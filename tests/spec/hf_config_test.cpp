@@ -1097,6 +1097,25 @@ INSTANTIATE_TEST_SUITE_P(
             "   \"moe_layer_freq\": 2}\n"
             "   ^",
             "stepcast models a leading run of dense layers only; use moe_layer_freq 1"},
+        ErrorCase{"LayerTypesOfTheWrongLength",
+                  "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                  " \"layer_types\": [\"sliding_attention\"]}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:3:2: layer_types: expected one attention kind per layer, 2 (num_hidden_layers), "
+                  "got 1\n"
+                  "   \"layer_types\": [\"sliding_attention\"]}\n"
+                  "   ^",
+                  ""},
+        ErrorCase{"UnsupportedLayerType",
+                  "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 1, \"hidden_size\": 64,\n"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                  " \"layer_types\": [\"linear_attention\"]}",
+                  ErrorKind::kUnsupported,
+                  "config.json:3:2: layer_types: attention kind \"linear_attention\" is not supported\n"
+                  "   \"layer_types\": [\"linear_attention\"]}\n"
+                  "   ^",
+                  "supported: full_attention, sliding_attention"},
         ErrorCase{"QwenSlidingWindowOnUpperLayers",
                   "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
