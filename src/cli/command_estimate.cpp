@@ -19,7 +19,8 @@ Runner add_estimate(CLI::App& app) {
     const spec::Scenario s = build_scenario(*options);
     const analytic::Estimate e = analytic::estimate(s);
     analytic::require_finite(e);
-    print_result(*output, s, report::estimate_json(s, e), report::estimate_text(s, e));
+    print_result(
+        *output, s, [&] { return report::estimate_json(s, e); }, [&] { return report::estimate_text(s, e); });
     return kExitOk;
   };
 }

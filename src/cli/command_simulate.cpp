@@ -35,9 +35,13 @@ Runner add_simulate(CLI::App& app) {
                     "check that the directory exists and is writable");
       }
     }
-    std::string text = report::simulation_text(s, sim);
-    if (!trace->empty()) text += fmt::format("timeline written to {}\n", *trace);
-    print_result(*output, s, report::simulation_json(s, sim), text);
+    print_result(
+        *output, s, [&] { return report::simulation_json(s, sim); },
+        [&] {
+          std::string text = report::simulation_text(s, sim);
+          if (!trace->empty()) text += fmt::format("timeline written to {}\n", *trace);
+          return text;
+        });
     return kExitOk;
   };
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -17,7 +18,9 @@ struct ResultOutput {
 
 void add_result_options(CLI::App& cmd, ResultOutput& o);
 
-/// Prints `j` (--json) or `text`, each with the operators of `s` when --ops asked for them.
-void print_result(const ResultOutput& o, const spec::Scenario& s, nlohmann::json j, const std::string& text);
+/// Prints json() (--json) or text(), each with the operators of `s` when --ops asked for them;
+/// only the form asked for is built.
+void print_result(const ResultOutput& o, const spec::Scenario& s, const std::function<nlohmann::json()>& json,
+                  const std::function<std::string()>& text);
 
 }  // namespace stepcast::cli
