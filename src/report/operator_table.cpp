@@ -13,7 +13,7 @@ using analytic::OperatorGroup;
 
 std::string group_heading(const spec::Scenario& s, OperatorGroup group) {
   const spec::ModelSpec& m = s.model;
-  const int moe_layers = m.is_moe() ? m.layers - m.moe.dense_layers : 0;
+  const int moe_layers = m.moe_layers();
   const auto layers = [&](int count, const char* what) {
     return fmt::format("{} {} layer{} per micro-batch over {} pipeline stage{}", count, what, count == 1 ? "" : "s",
                        s.strategy.pp, s.strategy.pp == 1 ? "" : "s");

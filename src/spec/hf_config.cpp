@@ -371,11 +371,7 @@ ModelSpec read_qwen2_moe(const Fields& f) {
            "stepcast models shared experts as copies of a routed expert");
   }
   m.moe.shared_experts = shared / m.moe.expert_ffn;
-  if (f.optional_int("decoder_sparse_step", 1) != 1) {
-    f.fail(ErrorKind::kUnsupported, "decoder_sparse_step",
-           "MoE layers interleaved with dense ones are not supported",
-           "stepcast models a leading run of dense layers only; use decoder_sparse_step 1");
-  }
+  int leading_dense = 0;
   if (const json* only = f.find("mlp_only_layers"); only != nullptr && !only->is_null()) {
     if (!only->is_array()) f.wrong_type("mlp_only_layers", "an array of layer indices");
     for (size_t i = 0; i < only->size(); ++i) {
@@ -385,7 +381,17 @@ ModelSpec read_qwen2_moe(const Fields& f) {
                "stepcast models a leading run of dense layers only");
       }
     }
-    m.moe.dense_layers = static_cast<int>(only->size());
+    leading_dense = static_cast<int>(only->size());
+  }
+  // Sparse where (i + 1) % decoder_sparse_step == 0: from the first such layer after the leading
+  // dense ones, every decoder_sparse_step-th.
+  const int step = f.optional_int("decoder_sparse_step", 1);
+  m.moe.layer_interval = step;
+  m.moe.dense_layers = (leading_dense + step) / step * step - 1;
+  if (m.moe.dense_layers >= m.layers) {
+    f.fail(ErrorKind::kInvalidInput, "decoder_sparse_step",
+           "decoder_sparse_step " + std::to_string(step) + " leaves no MoE layer among the " +
+               std::to_string(m.layers) + " layers");
   }
   return m;
 }
@@ -406,17 +412,16 @@ ModelSpec read_deepseek(const Fields& f) {
   read_top_k(f, "n_routed_experts", m);
   m.moe.expert_ffn = f.required_int("moe_intermediate_size");
   m.moe.shared_experts = f.required_int("n_shared_experts", 0);
-  m.moe.dense_layers = f.required_int("first_k_dense_replace", 0);
-  if (m.moe.dense_layers > m.layers) {
+  const int first_k = f.required_int("first_k_dense_replace", 0);
+  if (first_k > m.layers) {
     f.fail(ErrorKind::kInvalidInput, "first_k_dense_replace",
-           "expected at most num_hidden_layers " + std::to_string(m.layers) + ", got " +
-               std::to_string(m.moe.dense_layers));
+           "expected at most num_hidden_layers " + std::to_string(m.layers) + ", got " + std::to_string(first_k));
   }
-  if (f.optional_int("moe_layer_freq", 1) != 1) {
-    f.fail(ErrorKind::kUnsupported, "moe_layer_freq",
-           "MoE layers interleaved with dense ones are not supported",
-           "stepcast models a leading run of dense layers only; use moe_layer_freq 1");
-  }
+  // MoE where layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
+  // (DeepseekV3DecoderLayer): from the first such layer on, every moe_layer_freq-th.
+  const int freq = f.optional_int("moe_layer_freq", 1);
+  m.moe.layer_interval = freq;
+  m.moe.dense_layers = (first_k + freq - 1) / freq * freq;
   return m;
 }
 

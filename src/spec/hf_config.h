@@ -12,7 +12,8 @@
 //       null: none); mixtral num_local_experts, num_experts_per_tok; qwen2, qwen2_moe
 //       use_sliding_window must be false (true is refused);
 //       qwen2_moe num_experts, num_experts_per_tok, moe_intermediate_size,
-//       shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
+//       shared_expert_intermediate_size, decoder_sparse_step (MoE every that many layers),
+//       mlp_only_layers (a leading run).
 //   qwen3, qwen3_moe   as llama and qwen2_moe (qwen3_moe has no shared expert), attention_bias;
 //              both carry an RMSNorm over each query and key head (ModelSpec::qk_norm).
 //   gemma, gemma2, gemma3_text, gemma3   the llama shape fields, head_dim (default 256),
@@ -29,7 +30,8 @@
 //              false). Partial rotary (rotary_pct) is still RoPE; use_parallel_residual changes
 //              neither FLOPs nor memory, so it is not read.
 //   deepseek_v2, deepseek_v3   the llama fields plus n_routed_experts, num_experts_per_tok,
-//              moe_intermediate_size, n_shared_experts, first_k_dense_replace, moe_layer_freq,
+//              moe_intermediate_size, n_shared_experts, first_k_dense_replace, moe_layer_freq
+//              (MoE every that many layers),
 //              and multi-head latent attention (ModelSpec::mla): qk_nope_head_dim,
 //              qk_rope_head_dim (head_dim is their sum), q_lora_rank (null: queries projected
 //              directly, as V2-Lite), kv_lora_rank, v_head_dim. DeepSeek-V3 comes out at 671 B

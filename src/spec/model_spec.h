@@ -19,6 +19,9 @@ struct MoeSpec {
   int expert_ffn = 0;            // FFN inner size of one routed expert
   int shared_experts = 0;        // experts every token visits, same size as a routed expert
   int dense_layers = 0;          // leading layers with a dense MLP of size ModelSpec::ffn
+  // From the first MoE layer on, every layer_interval-th layer is MoE, the others dense (Llama 4
+  // Maverick: 2); 1: every one.
+  int layer_interval = 1;
   double capacity_factor = 1.0;  // tokens an expert accepts, relative to a perfectly even split
 };
 
@@ -65,9 +68,13 @@ struct ModelSpec {
   bool is_moe() const { return moe.experts > 0; }
   // Share of the layers that are MoE layers (0 for a dense model): the ones after the leading
   // dense layers.
-  double moe_layer_fraction() const {
-    return is_moe() ? static_cast<double>(layers - moe.dense_layers) / layers : 0;
+  bool is_moe_layer(int layer) const {
+    return is_moe() && layer >= moe.dense_layers && (layer - moe.dense_layers) % moe.layer_interval == 0;
   }
+  int moe_layers() const {
+    return is_moe() ? (layers - moe.dense_layers + moe.layer_interval - 1) / moe.layer_interval : 0;
+  }
+  double moe_layer_fraction() const { return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0; }
   // Without an explicit head_dim the heads split the hidden size, which they must divide.
   bool head_dim_whole() const { return head_dim > 0 || hidden % heads == 0; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }

@@ -389,6 +389,7 @@ std::string dump(const Scenario& sc) {
   d.field("model.moe.expert_ffn", m.moe.expert_ffn);
   d.field("model.moe.shared_experts", m.moe.shared_experts);
   d.field("model.moe.dense_layers", m.moe.dense_layers);
+  d.field("model.moe.layer_interval", m.moe.layer_interval);
   d.field("model.moe.capacity_factor", m.moe.capacity_factor);
   d.field("model.mla.q_lora_rank", m.mla.q_lora_rank);
   d.field("model.mla.kv_lora_rank", m.mla.kv_lora_rank);

@@ -357,6 +357,7 @@ MoeSpec moe_from(MapReader r, const ModelSpec& m) {
                     "dense_layers " + std::to_string(moe.dense_layers) +
                         " leaves no MoE layer among the " + std::to_string(m.layers) + " layers");
   }
+  moe.layer_interval = r.count("layer_interval", 1, 1);
   moe.capacity_factor =
       r.has("capacity_factor")
           ? r.number("capacity_factor", 0, std::numeric_limits<double>::infinity(), true)

@@ -25,7 +25,7 @@ namespace stepcast::spec {
 /// Required: name, layers, hidden, ffn, heads, vocab, max_seq, mlp (gelu|swiglu), norm
 /// (layernorm|rmsnorm), position (learned|rope|alibi|none), tied_embeddings, bias. Optional:
 /// kv_heads (default heads; must divide heads), head_dim, moe {experts, top_k, expert_ffn,
-/// shared_experts, dense_layers, capacity_factor}.
+/// shared_experts, dense_layers, layer_interval, capacity_factor}.
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text);
 
 /// Required: name, peak_fp32, peak_tf32, peak_bf16 (FLOP rates), hbm, hbm_bandwidth, tdp,

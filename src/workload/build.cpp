@@ -159,7 +159,7 @@ class StepBuilder {
   // ---- one layer ------------------------------------------------------------------------------
 
   const PricedLayer& layer_kind(int layer) const {
-    return s_.model.is_moe() && layer >= s_.model.moe.dense_layers ? moe_ : dense_;
+    return s_.model.is_moe_layer(layer) ? moe_ : dense_;
   }
 
   // The TP collective at an op's block edge (workload::tp_edge_collective), in the order it runs.

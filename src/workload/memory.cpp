@@ -85,8 +85,10 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   if (mode == Recompute::kFull) return e * rep * h;  // the layer input checkpoint only
   if (mode == Recompute::kOp) return op_checkpoint_bytes(s);
 
-  const bool moe = m.is_moe();
-  const double ffn_width = moe ? static_cast<double>(m.moe.expert_ffn) * m.moe.top_k : m.ffn;
+  // The MLP's inner width per token, averaged over the dense and MoE layers: a MoE layer's token
+  // passes through top_k routed experts and the shared ones.
+  const double moe = m.moe_layer_fraction();
+  const double ffn_width = (1 - moe) * m.ffn + moe * static_cast<double>(m.moe.expert_ffn) * (m.moe.top_k + m.moe.shared_experts);
   const double act_inputs = m.gated_mlp() ? 2 : 1;
   // Attention block: norm input, QKV input (sharded with SP), Q K V, attention output.
   double bytes = e * rep * h + e * rep * h;

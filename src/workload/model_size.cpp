@@ -54,7 +54,7 @@ ParamCounts param_counts(const spec::ModelSpec& m) {
   if (m.position == spec::PositionKind::kLearned) p.embedding += static_cast<double>(m.max_seq) * m.hidden;
   p.output = m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * m.hidden;
   p.final_norm = norm_params(m);
-  const int moe_layers = m.is_moe() ? m.layers - m.moe.dense_layers : 0;
+  const int moe_layers = m.moe_layers();
   const int dense_layers = m.layers - moe_layers;
   p.total = dense_layers * p.per_layer_dense + moe_layers * p.per_layer_moe + p.embedding +
             p.output + p.final_norm;

@@ -837,6 +837,32 @@ TEST(HfConfig, ReadsGptOssWithAWindowOnEveryOtherLayerAndBiases) {
   EXPECT_EQ(m.vocab, 201088);
 }
 
+TEST(HfConfig, ReadsDeepSeekMoeLayerFrequencyAsEveryOtherLayer) {
+  // MoE where layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0: layer 2 of 4.
+  const ModelSpec m = read_hf_config(
+      "config.json",
+      "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+      " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+      " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4, \"kv_lora_rank\": 8,"
+      " \"v_head_dim\": 16, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"n_shared_experts\": 1,"
+      " \"first_k_dense_replace\": 1, \"moe_layer_freq\": 2}");
+  EXPECT_EQ(m.moe_layers(), 1);
+  EXPECT_FALSE(m.is_moe_layer(1));
+  EXPECT_TRUE(m.is_moe_layer(2));
+  EXPECT_FALSE(m.is_moe_layer(3));
+}
+
+TEST(HfConfig, ReadsQwenMoeSparseStepAsEveryOtherLayer) {
+  // Sparse where (layer_idx + 1) % decoder_sparse_step == 0: layers 1 and 3 of 4.
+  const ModelSpec m = read_hf_config(
+      "config.json",
+      "{\"model_type\": \"qwen2_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+      " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10, \"num_experts\": 4,"
+      " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2}");
+  EXPECT_EQ(m.moe_layers(), 2);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(m.is_moe_layer(i), i % 2 == 1) << i;
+}
+
 TEST(HfConfig, NamesTheModelAfterNameOrPath) {
   const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
       "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
@@ -1082,21 +1108,6 @@ INSTANTIATE_TEST_SUITE_P(
                   "config.json: n_routed_experts: missing, and model_type \"deepseek_v3\" "
                   "requires it",
                   ""},
-        ErrorCase{
-            "InterleavedDeepSeekMoe",
-            "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,\n"
-            " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
-            " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4,"
-            " \"kv_lora_rank\": 8, \"v_head_dim\": 16,\n"
-            " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,\n"
-            " \"n_shared_experts\": 1, \"first_k_dense_replace\": 1,\n"
-            " \"moe_layer_freq\": 2}",
-            ErrorKind::kUnsupported,
-            "config.json:6:2: moe_layer_freq: MoE layers interleaved with dense ones are "
-            "not supported\n"
-            "   \"moe_layer_freq\": 2}\n"
-            "   ^",
-            "stepcast models a leading run of dense layers only; use moe_layer_freq 1"},
         ErrorCase{"LayerTypesOfTheWrongLength",
                   "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"

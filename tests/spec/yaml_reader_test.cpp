@@ -112,6 +112,14 @@ TEST(YamlReader, ReadsASlidingWindowOnEveryLayerOrOnSome) {
   EXPECT_EQ(read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 1\n").local_layers, 1);
 }
 
+TEST(YamlReader, ReadsMoeLayersEveryOtherLayer) {
+  const ModelSpec m = read_model_yaml(
+      "m.yaml", std::string(kModel) + "moe:\n  experts: 4\n  top_k: 1\n  expert_ffn: 128\n  layer_interval: 2\n");
+  EXPECT_TRUE(m.is_moe_layer(0));
+  EXPECT_FALSE(m.is_moe_layer(1));
+  EXPECT_EQ(m.moe_layers(), 1);
+}
+
 TEST(YamlReader, ReadsQueryKeyNorms) {
   EXPECT_TRUE(read_model_yaml("m.yaml", std::string(kModel) + "qk_norm: true\n").qk_norm);
 }

@@ -92,6 +92,17 @@ TEST(ParamCounts, NewArchitecturePresetsMatchTheirPublishedCounts) {
   EXPECT_NEAR(oss.active, 5.13e9, 0.01e9);
 }
 
+TEST(ParamCounts, InterleavedMoeCountsEachKindOfLayerOnce) {
+  spec::ModelSpec m = spec::model_preset("mixtral-8x7b");  // 32 layers, every one MoE
+  const ParamCounts all = param_counts(m);
+  m.moe.dense_layers = 1;
+  m.moe.layer_interval = 2;  // layers 1, 3, ..., 31: 16 MoE layers, 16 dense
+  EXPECT_EQ(m.moe_layers(), 16);
+  const ParamCounts half = param_counts(m);
+  EXPECT_DOUBLE_EQ(half.total - half.embedding - half.output - half.final_norm,
+                   16 * all.per_layer_moe + 16 * all.per_layer_dense);
+}
+
 TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const spec::ModelSpec m = gpt(24, 2048, 16);
   const ParamCounts p = param_counts(m);
