@@ -21,8 +21,8 @@ using nlohmann::json;
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2",  "gemma3", "gemma3_text", "gpt2",     "gpt_neox",
-      "gpt_oss",     "llama",       "mistral", "mixtral", "qwen2",  "qwen2_moe",   "qwen3",    "qwen3_moe"};
+      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2",  "gemma3", "gemma3_text", "gpt2",  "gpt_neox", "gpt_oss",
+      "llama",       "llama4",      "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"};
   return kTypes;
 }
 
@@ -312,9 +312,10 @@ void read_sliding_window(const Fields& f, ModelSpec& m) {
   m.local_layers = m.attention_window > 0 ? m.layers : 0;
 }
 
-// layer_types, where a config lists it, names each layer's attention: the layers with
-// "sliding_attention" have the window. Returns whether the config lists them.
-bool read_layer_types(const Fields& f, ModelSpec& m) {
+// layer_types, where a config lists it, names each layer's attention: the layers with `local`
+// ("sliding_attention", or Llama 4's "chunked_attention") have the window. Returns whether the
+// config lists them.
+bool read_layer_types(const Fields& f, ModelSpec& m, const char* local = "sliding_attention") {
   const json* types = f.find("layer_types");
   if (types == nullptr || types->is_null()) return false;
   if (!types->is_array()) f.wrong_type("layer_types", "a list of attention kinds, one per layer");
@@ -325,11 +326,11 @@ bool read_layer_types(const Fields& f, ModelSpec& m) {
   }
   m.local_layers = 0;
   for (const json& type : *types) {
-    if (type == "sliding_attention") {
+    if (type == local) {
       ++m.local_layers;
     } else if (type != "full_attention") {
       f.fail(ErrorKind::kUnsupported, "layer_types", "attention kind " + type.dump() + " is not supported",
-             "supported: full_attention, sliding_attention");
+             std::string("supported: full_attention, ") + local);
     }
   }
   return true;
@@ -487,6 +488,47 @@ ModelSpec read_gpt_oss(const Fields& f) {
   return m;
 }
 
+// Llama 4 (transformers Llama4TextConfig): MoE layers of num_local_experts routed experts of
+// intermediate_size, top num_experts_per_tok, and one shared expert of the same size, every
+// interleave_moe_layer_step-th layer (layers step - 1, 2 step - 1, ...); the other layers dense of
+// intermediate_size_mlp. The RoPE layers attend within chunks of attention_chunk_size, every
+// fourth layer (no RoPE) the whole sequence; layer_types or no_rope_layers, where listed, say
+// which. Its L2 norm of the rotary queries and keys is elementwise work inside other kernels.
+ModelSpec read_llama4(const Fields& f) {
+  ModelSpec m = read_llama_like(f);
+  m.moe.expert_ffn = m.ffn;
+  m.ffn = f.optional_int("intermediate_size_mlp", 16384);
+  m.moe.experts = f.optional_int("num_local_experts", 16);
+  m.moe.top_k = 1;
+  if (f.has("num_experts_per_tok")) read_top_k(f, "num_local_experts", m);
+  m.moe.shared_experts = 1;
+  const int step = f.optional_int("interleave_moe_layer_step", 1);
+  m.moe.dense_layers = step - 1;
+  m.moe.layer_interval = step;
+  if (const json* listed = f.find("moe_layers"); listed != nullptr && !listed->is_null()) {
+    bool pattern = listed->is_array() && static_cast<int>(listed->size()) == m.moe_layers();
+    for (std::size_t i = 0; pattern && i < listed->size(); ++i) {
+      pattern = (*listed)[i].is_number_integer() && (*listed)[i].get<int>() == step - 1 + static_cast<int>(i) * step;
+    }
+    if (!pattern) {
+      f.fail(ErrorKind::kUnsupported, "moe_layers", "MoE layers other than every interleave_moe_layer_step-th",
+             "stepcast models MoE layers at a fixed interval");
+    }
+  }
+  m.attention_window = f.optional_int("attention_chunk_size", 8192);
+  m.attention_chunked = true;
+  if (!read_layer_types(f, m, "chunked_attention")) {
+    const json* rope = f.find("no_rope_layers");
+    if (rope != nullptr && rope->is_array() && static_cast<int>(rope->size()) == m.layers) {
+      m.local_layers = 0;
+      for (const json& uses_rope : *rope) m.local_layers += uses_rope == 1 ? 1 : 0;
+    } else {
+      m.local_layers = m.layers - m.layers / 4;
+    }
+  }
+  return m;
+}
+
 // GPT-2 (GPT2Config): learned positions, biases everywhere, tied embeddings unless stated.
 ModelSpec read_gpt2(const Fields& f) {
   ModelSpec m;
@@ -622,6 +664,14 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     m = read_deepseek(f);
   } else if (*type == "gemma" || *type == "gemma2" || *type == "gemma3_text") {
     m = read_gemma(f, *type == "gemma" ? 1 : *type == "gemma2" ? 2 : 3);
+  } else if (*type == "llama4_text") {
+    m = read_llama4(f);
+  } else if (*type == "llama4") {
+    // Llama 4's checkpoints: the language model's config is text_config (the vision tower is not
+    // modelled).
+    if (f.find("text_config") == nullptr) f.missing("text_config");
+    language.emplace(f.nested("text_config"));
+    m = read_llama4(*language);
   } else if (*type == "gemma3") {
     // Gemma 3's multimodal checkpoints: the language model's config is text_config (the vision
     // tower is not modelled).

@@ -22,6 +22,10 @@
 //              final_logit_softcapping; gemma3 reads its text_config, absent fields at their
 //              Gemma3TextConfig defaults.
 //   gpt_oss    as mixtral, with attention_bias and layer_types (sliding_window on the layers it names).
+//   llama4, llama4_text   the llama fields (llama4: of its text_config) plus num_local_experts,
+//              num_experts_per_tok, intermediate_size (an expert), intermediate_size_mlp (a dense
+//              layer), interleave_moe_layer_step, moe_layers, attention_chunk_size, layer_types
+//              or no_rope_layers.
 //   gpt2       n_layer, n_embd, n_head, n_inner (absent or null: 4 * n_embd), n_positions,
 //              vocab_size, activation_function, layer_norm_epsilon, tie_word_embeddings
 //              (default true)

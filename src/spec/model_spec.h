@@ -62,6 +62,9 @@ struct ModelSpec {
   // every other layer). 0 local layers: every layer attends to the whole sequence.
   int attention_window = 0;
   int local_layers = 0;
+  // The local layers attend within fixed chunks of attention_window positions (from the chunk's
+  // start to the query) instead of a window sliding with the query (Llama 4: 8192).
+  bool attention_chunked = false;
   MoeSpec moe;
   MlaSpec mla;
 

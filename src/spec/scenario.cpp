@@ -380,6 +380,7 @@ std::string dump(const Scenario& sc) {
   d.field("model.hidden_dropout", m.hidden_dropout);
   d.field("model.attention_window", m.attention_window);
   d.field("model.local_layers", m.local_layers);
+  d.field("model.attention_chunked", m.attention_chunked);
   d.field("model.bias", m.bias);
   d.field("model.qk_norm", m.qk_norm);
   d.field("model.sandwich_norm", m.sandwich_norm);

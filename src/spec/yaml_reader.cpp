@@ -424,14 +424,19 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     if (r.has("attention_window")) {
       m.attention_window = r.count("attention_window", 1);
       m.local_layers = r.count("local_layers", 1, m.layers);
+      if (r.has("attention_chunked")) m.attention_chunked = r.boolean("attention_chunked");
       if (m.local_layers > m.layers) {
         src.fail(r.value("local_layers").Mark(), "local_layers",
                  "local_layers " + std::to_string(m.local_layers) + " exceeds the " + std::to_string(m.layers) +
                      " layers");
       }
-    } else if (r.has("local_layers")) {
-      src.fail(r.value("local_layers").Mark(), "local_layers", "local_layers without an attention_window",
-               "give attention_window, the positions a query sees on those layers");
+    } else {
+      for (const char* key : {"local_layers", "attention_chunked"}) {
+        if (r.has(key)) {
+          src.fail(r.value(key).Mark(), key, std::string(key) + " without an attention_window",
+                   "give attention_window, the positions a query sees on those layers");
+        }
+      }
     }
     if (r.has("moe")) m.moe = moe_from(MapReader(src, r.value("moe"), "moe"), m);
     if (r.has("mla")) {

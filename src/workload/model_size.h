@@ -2,7 +2,7 @@
 //
 // MFU convention (PaLM, Chowdhery et al. 2022, App. B; also llm-foundry and torchtitan):
 //   model FLOPs per token = 6 * N + 6 * layers * heads * (head_dim + value_head_dim) * seq_len
-//   (a layer with a sliding window of w < seq_len positions counts w instead of seq_len)
+//   (a layer with a sliding window or chunks of w < seq_len positions counts w instead of seq_len)
 // where N counts every parameter a token multiplies by (all but the input embedding table; MoE:
 // the routed experts a token visits, top_k, plus shared experts) and the attention term counts
 // QK^T and PV without causal skipping: 12 * layers * heads * head_dim * seq_len where values are

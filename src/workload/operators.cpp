@@ -161,11 +161,12 @@ Op scaled_masked_softmax(double elements, double e, bool fused) {
   return kernel_chain("softmax", (2 * e + 32) * elements, (2 * e + 36) * elements, 5, 5);
 }
 
-// Keys a query multiplies on average under causal masking: half the sequence, or within a window
-// of w < s positions w - w^2 / (2s) (the first w queries see fewer than w).
-double causal_keys_seen(double seq, double window) {
+// Keys a query multiplies on average under causal masking: half the sequence; within a sliding
+// window of w < s positions w - w^2 / (2s) (the first w queries see fewer than w); within chunks
+// of w positions w / 2.
+double causal_keys_seen(double seq, double window, bool chunked) {
   if (window <= 0 || window >= seq) return seq / 2;
-  return window - window * window / (2 * seq);
+  return chunked ? window / 2 : window - window * window / (2 * seq);
 }
 
 void add_attention(const Scenario& s, LayerOps& out) {
@@ -189,7 +190,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
     // keys per query, and as the context length that sets the kernel's efficiency the FLOP-weighted
     // harmonic mean of the layers' (the time that takes is the sum of theirs, cost/compute.h).
     const double local = m.local_layer_fraction();
-    const double local_seen = causal_keys_seen(keys, m.attention_window);
+    const double local_seen = causal_keys_seen(keys, m.attention_window, m.attention_chunked);
     const double seen = (1 - local) * (keys / 2) + local * local_seen;
     op.m = queries;
     op.n = local > 0 ? seen / ((1 - local) / 2 + local * local_seen / std::min(keys, static_cast<double>(m.attention_window))) : keys;

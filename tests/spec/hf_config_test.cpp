@@ -581,6 +581,51 @@ constexpr const char* kGptOss20B = R"({
 }
 )";
 
+// meta-llama/Llama-4-Maverick-17B-128E's config.json, abridged: its text_config as published, the
+// vision tower's config cut to its model_type.
+constexpr const char* kLlama4Maverick = R"({
+  "architectures": [
+    "Llama4ForConditionalGeneration"
+  ],
+  "model_type": "llama4",
+  "text_config": {
+    "attention_bias": false,
+    "attention_chunk_size": 8192,
+    "attention_dropout": 0.0,
+    "bos_token_id": 200000,
+    "head_dim": 128,
+    "hidden_act": "silu",
+    "hidden_size": 5120,
+    "initializer_range": 0.02,
+    "interleave_moe_layer_step": 2,
+    "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384,
+    "max_position_embeddings": 1048576,
+    "model_type": "llama4_text",
+    "no_rope_layers": [],
+    "num_attention_heads": 40,
+    "num_experts_per_tok": 1,
+    "num_hidden_layers": 48,
+    "num_key_value_heads": 8,
+    "num_local_experts": 128,
+    "output_router_logits": false,
+    "pad_token_id": 200018,
+    "rms_norm_eps": 1e-05,
+    "rope_scaling": null,
+    "rope_theta": 500000.0,
+    "router_aux_loss_coef": 0.001,
+    "router_jitter_noise": 0.0,
+    "torch_dtype": "bfloat16",
+    "use_cache": true,
+    "use_qk_norm": false,
+    "vocab_size": 202048
+  },
+  "vision_config": {
+    "model_type": "llama4_vision_model"
+  }
+}
+)";
+
 TEST(HfConfig, ReadsLlama31_8B) {
   const ModelSpec m = read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B);
   EXPECT_EQ(m.name, "Llama-3.1-8B");  // a Hub checkout's folder: the file is always config.json
@@ -863,6 +908,24 @@ TEST(HfConfig, ReadsQwenMoeSparseStepAsEveryOtherLayer) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(m.is_moe_layer(i), i % 2 == 1) << i;
 }
 
+TEST(HfConfig, ReadsLlama4MaverickWithMoeEveryOtherLayerAndChunkedAttention) {
+  const ModelSpec m = read_hf_config("Llama-4-Maverick-17B-128E/config.json", kLlama4Maverick);
+  EXPECT_EQ(m.name, "Llama-4-Maverick-17B-128E");
+  EXPECT_EQ(m.layers, 48);
+  EXPECT_EQ(m.ffn, 16384);  // the dense layers' MLP
+  EXPECT_EQ(m.moe.expert_ffn, 8192);
+  EXPECT_EQ(m.moe.experts, 128);
+  EXPECT_EQ(m.moe.top_k, 1);
+  EXPECT_EQ(m.moe.shared_experts, 1);
+  EXPECT_EQ(m.moe_layers(), 24);
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_TRUE(m.is_moe_layer(1));
+  EXPECT_TRUE(m.is_moe_layer(47));
+  EXPECT_EQ(m.attention_window, 8192);
+  EXPECT_TRUE(m.attention_chunked);
+  EXPECT_EQ(m.local_layers, 36);  // every fourth layer, without RoPE, attends to the whole sequence
+}
+
 TEST(HfConfig, NamesTheModelAfterNameOrPath) {
   const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
       "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
@@ -994,21 +1057,21 @@ INSTANTIATE_TEST_SUITE_P(
                   ""},
         ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
                   "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_moe, "
-                  "qwen3, qwen3_moe",
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
+                  "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe",
                   ""},
         ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
                   ErrorKind::kInvalidInput,
                   "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_moe, "
-                  "qwen3, qwen3_moe\n"
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
+                  "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "    \"model_type\": \"lama\"\n"
                   "    ^",
                   "did you mean \"llama\"?"},
         ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
                   "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_moe, "
-                  "qwen3, qwen3_moe\n"
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
+                  "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "  {\"model_type\": \"bert\"}\n"
                   "   ^",
                   ""},

@@ -40,6 +40,8 @@ TEST(Presets, ShipsTheRequiredPresets) {
                                            "llama3.1-405b",
                                            "llama3.1-70b",
                                            "llama3.1-8b",
+                                           "llama4-maverick",
+                                           "llama4-scout",
                                            "megatron-gpt-1.7b",
                                            "megatron-gpt-145.6b",
                                            "megatron-gpt-18.4b",

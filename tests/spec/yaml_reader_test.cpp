@@ -261,7 +261,7 @@ TEST(YamlReader, ErrorMessages) {
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
        "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
-       "attention_window, local_layers, moe, mla"},
+       "attention_window, local_layers, attention_chunked, moe, mla"},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
        "m.yaml:14:1: unknown key \"dropout\"\n"
@@ -269,7 +269,7 @@ TEST(YamlReader, ErrorMessages) {
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
        "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
-       "attention_window, local_layers, moe, mla"},
+       "attention_window, local_layers, attention_chunked, moe, mla"},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"

@@ -92,6 +92,18 @@ TEST(ParamCounts, NewArchitecturePresetsMatchTheirPublishedCounts) {
   EXPECT_NEAR(oss.active, 5.13e9, 0.01e9);
 }
 
+// Llama 4 (Meta's model cards): Maverick 400 B total, Scout 109 B, both 17 B active. Scout's 109 B
+// holds its vision tower too, which the preset leaves out; "active" there counts the input
+// embedding, which the MFU convention's N does not.
+TEST(ParamCounts, Llama4PresetsMatchMetasCounts) {
+  const ParamCounts maverick = param_counts(spec::model_preset("llama4-maverick"));
+  const ParamCounts scout = param_counts(spec::model_preset("llama4-scout"));
+  EXPECT_NEAR(maverick.total, 400e9, 0.01 * 400e9);
+  EXPECT_NEAR(scout.total, 109e9, 0.02 * 109e9);
+  EXPECT_NEAR(maverick.active + maverick.embedding, 17e9, 0.3e9);
+  EXPECT_NEAR(scout.active + scout.embedding, 17e9, 0.3e9);
+}
+
 TEST(ParamCounts, InterleavedMoeCountsEachKindOfLayerOnce) {
   spec::ModelSpec m = spec::model_preset("mixtral-8x7b");  // 32 layers, every one MoE
   const ParamCounts all = param_counts(m);

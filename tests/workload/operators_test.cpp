@@ -164,6 +164,20 @@ TEST(Operators, GemmasSandwichNormsGeluGateAndLogitCapping) {
   EXPECT_DOUBLE_EQ(find(head, "logit_softcap").bytes, 2 * 2 * logits);  // fused: read and write once
 }
 
+// Llama 4's chunked attention: a query sees the keys from its 8192-position chunk's start, 4096 on
+// average, against 16384 for causal attention over 32768 positions.
+TEST(Operators, ChunkedAttentionMultipliesTheKeysOfItsChunk) {
+  spec::Scenario full = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  full.strategy.seq_len = 32768;
+  spec::Scenario chunked = full;
+  chunked.model.attention_window = 8192;
+  chunked.model.local_layers = chunked.model.layers;
+  chunked.model.attention_chunked = true;
+  const LayerOps full_ops = layer_ops(full, false), chunked_ops = layer_ops(chunked, false);
+  EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").flops / find(full_ops, "attention").flops, 4096.0 / 16384);
+  EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").n, 8192);
+}
+
 TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
