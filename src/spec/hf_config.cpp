@@ -22,7 +22,8 @@ using nlohmann::json;
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
       "deepseek_v2", "deepseek_v3", "gemma",   "gemma2",  "gemma3", "gemma3_text", "gpt2",  "gpt_neox", "gpt_oss",
-      "llama",       "llama4",      "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"};
+      "llama",       "llama4",      "llama4_text", "mistral", "mixtral", "phi3",  "qwen2",     "qwen2_moe", "qwen3",
+      "qwen3_moe"};
   return kTypes;
 }
 
@@ -305,8 +306,8 @@ ModelSpec read_llama(const Fields& f) {
   return m;
 }
 
-// Mistral and Mixtral: sliding_window positions on every layer (Mistral 7B v0.1: 4096), or null
-// (later versions) for full attention.
+// Mistral, Mixtral and Phi-3: sliding_window positions on every layer (Mistral 7B v0.1: 4096), or
+// null (later versions) for full attention.
 void read_sliding_window(const Fields& f, ModelSpec& m) {
   m.attention_window = f.optional_int("sliding_window", 0);
   m.local_layers = m.attention_window > 0 ? m.layers : 0;
@@ -640,7 +641,9 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
   std::optional<Fields> language;  // a multimodal config's language model, where it has one
   if (*type == "llama") {
     m = read_llama(f);
-  } else if (*type == "mistral") {
+  } else if (*type == "mistral" || *type == "phi3") {
+    // Phi-3 is Llama's layer with fused QKV and gate-up projections (the same GEMMs), and a
+    // sliding window where its config sets one (Phi-3-mini-4k: 2047).
     m = read_llama_like(f);
     read_sliding_window(f, m);
   } else if (*type == "qwen2") {

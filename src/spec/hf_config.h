@@ -5,10 +5,10 @@
 //   // m.layers == 32, m.hidden == 4096, m.kv_heads == 8, m.mlp == MlpKind::kSwiglu
 //
 // Supported model_type values and the fields read (the names their published configs use):
-//   llama, mistral, mixtral, qwen2, qwen2_moe   num_hidden_layers, hidden_size, intermediate_size,
+//   llama, mistral, mixtral, phi3, qwen2, qwen2_moe   num_hidden_layers, hidden_size, intermediate_size,
 //       num_attention_heads, num_key_value_heads (absent: = heads), head_dim, vocab_size,
 //       max_position_embeddings, hidden_act, rms_norm_eps, tie_word_embeddings (default false);
-//       llama also attention_bias / mlp_bias; mistral and mixtral sliding_window (every layer;
+//       llama also attention_bias / mlp_bias; mistral, mixtral and phi3 sliding_window (every layer;
 //       null: none); mixtral num_local_experts, num_experts_per_tok; qwen2, qwen2_moe
 //       use_sliding_window must be false (true is refused);
 //       qwen2_moe num_experts, num_experts_per_tok, moe_intermediate_size,

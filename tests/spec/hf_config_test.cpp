@@ -626,6 +626,39 @@ constexpr const char* kLlama4Maverick = R"({
 }
 )";
 
+// microsoft/Phi-3-mini-4k-instruct (its auto_map left out)
+constexpr const char* kPhi3Mini = R"({
+  "architectures": [
+    "Phi3ForCausalLM"
+  ],
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "embd_pdrop": 0.0,
+  "eos_token_id": 32000,
+  "hidden_act": "silu",
+  "hidden_size": 3072,
+  "initializer_range": 0.02,
+  "intermediate_size": 8192,
+  "max_position_embeddings": 4096,
+  "model_type": "phi3",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "original_max_position_embeddings": 4096,
+  "pad_token_id": 32000,
+  "resid_pdrop": 0.0,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 10000.0,
+  "sliding_window": 2047,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.2",
+  "use_cache": true,
+  "vocab_size": 32064
+}
+)";
+
 TEST(HfConfig, ReadsLlama31_8B) {
   const ModelSpec m = read_hf_config("Llama-3.1-8B/config.json", kLlama31_8B);
   EXPECT_EQ(m.name, "Llama-3.1-8B");  // a Hub checkout's folder: the file is always config.json
@@ -926,6 +959,18 @@ TEST(HfConfig, ReadsLlama4MaverickWithMoeEveryOtherLayerAndChunkedAttention) {
   EXPECT_EQ(m.local_layers, 36);  // every fourth layer, without RoPE, attends to the whole sequence
 }
 
+TEST(HfConfig, ReadsPhi3MiniWithItsSlidingWindow) {
+  const ModelSpec m = read_hf_config("Phi-3-mini-4k-instruct/config.json", kPhi3Mini);
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.hidden, 3072);
+  EXPECT_EQ(m.ffn, 8192);
+  EXPECT_EQ(m.kv_heads, 32);
+  EXPECT_EQ(m.vocab, 32064);
+  EXPECT_EQ(m.mlp, MlpKind::kSwiglu);
+  EXPECT_EQ(m.attention_window, 2047);
+  EXPECT_EQ(m.local_layers, 32);
+}
+
 TEST(HfConfig, NamesTheModelAfterNameOrPath) {
   const char* hub = R"({"_name_or_path": "mistralai/Mistral-7B-v0.1", "model_type": "mistral",
       "num_hidden_layers": 1, "hidden_size": 64, "intermediate_size": 128,
@@ -1058,20 +1103,20 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
                   "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
                   "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
-                  "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe",
+                  "mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe",
                   ""},
         ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
                   ErrorKind::kInvalidInput,
                   "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
                   "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
-                  "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
+                  "mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "    \"model_type\": \"lama\"\n"
                   "    ^",
                   "did you mean \"llama\"?"},
         ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
                   "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
                   "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
-                  "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
+                  "mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "  {\"model_type\": \"bert\"}\n"
                   "   ^",
                   ""},
