@@ -18,16 +18,18 @@ std::vector<OperatorCost> operator_costs(const spec::Scenario& s) {
     const bool layer = group == OperatorGroup::kLayer || group == OperatorGroup::kMoeLayer;
     for (const workload::Op& op : ops) {
       const workload::OpTime t = workload::op_times(op, s, {}).whole;
-      const double share = layer ? workload::recompute_share(op, s.strategy.recompute) * recomputed : 0;
-      out.push_back({.group = group,
-                     .name = op.name,
-                     .kind = op.kind,
-                     .fwd_s = t.fwd,
-                     .bwd_s = t.bwd(),
-                     .recompute_s = t.fwd * share,
-                     .host_s = t.host_fwd + t.host_bwd() + (share > 0 ? t.host_fwd * recomputed : 0),
-                     .flops = op.flops * (1 + op.bwd_flops),
-                     .bytes = op.bytes * (1 + op.bwd_bytes)});
+      const double share =
+          layer ? workload::recompute_share(op, s.strategy.recompute) * recomputed : 0;
+      out.push_back(
+          {.group = group,
+           .name = op.name,
+           .kind = op.kind,
+           .fwd_s = t.fwd,
+           .bwd_s = t.bwd(),
+           .recompute_s = t.fwd * share,
+           .host_s = t.host_fwd + t.host_bwd() + (share > 0 ? t.host_fwd * recomputed : 0),
+           .flops = op.flops * (1 + op.bwd_flops),
+           .bytes = op.bytes * (1 + op.bwd_bytes)});
     }
   };
   add(OperatorGroup::kLayer, workload::layer_ops(s, false));

@@ -20,7 +20,8 @@ Runner add_estimate(CLI::App& app) {
     const analytic::Estimate e = analytic::estimate(s);
     analytic::require_finite(e);
     print_result(
-        *output, s, [&] { return report::estimate_json(s, e); }, [&] { return report::estimate_text(s, e); });
+        *output, s, [&] { return report::estimate_json(s, e); },
+        [&] { return report::estimate_text(s, e); });
     return kExitOk;
   };
 }

@@ -29,7 +29,9 @@ Runner add_simulate(CLI::App& app) {
     const analysis::Simulation sim = analysis::simulate(s);
     if (!trace->empty()) {
       std::ofstream out(*trace, std::ios::binary);
-      if (out) report::write_chrome_trace(sim.graph, sim.timeline, out, analysis::memory_over_time(sim.graph, sim.timeline));
+      if (out)
+        report::write_chrome_trace(sim.graph, sim.timeline, out,
+                                   analysis::memory_over_time(sim.graph, sim.timeline));
       if (!out) {
         throw Error(ErrorKind::kInvalidInput, fmt::format("cannot write the Chrome trace to {}", *trace),
                     "check that the directory exists and is writable");

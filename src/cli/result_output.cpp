@@ -12,7 +12,8 @@ void add_result_options(CLI::App& cmd, ResultOutput& o) {
   cmd.add_flag("--ops", o.ops, "Also show each operator's time per micro-batch (JSON: operators)");
 }
 
-void print_result(const ResultOutput& o, const spec::Scenario& s, const std::function<nlohmann::json()>& json,
+void print_result(const ResultOutput& o, const spec::Scenario& s,
+                  const std::function<nlohmann::json()>& json,
                   const std::function<std::string()>& text) {
   if (o.json) {
     nlohmann::json j = json();

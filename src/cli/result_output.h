@@ -20,7 +20,8 @@ void add_result_options(CLI::App& cmd, ResultOutput& o);
 
 /// Prints json() (--json) or text(), each with the operators of `s` when --ops asked for them;
 /// only the form asked for is built.
-void print_result(const ResultOutput& o, const spec::Scenario& s, const std::function<nlohmann::json()>& json,
+void print_result(const ResultOutput& o, const spec::Scenario& s,
+                  const std::function<nlohmann::json()>& json,
                   const std::function<std::string()>& text);
 
 }  // namespace stepcast::cli

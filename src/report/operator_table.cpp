@@ -15,14 +15,18 @@ std::string group_heading(const spec::Scenario& s, OperatorGroup group) {
   const spec::ModelSpec& m = s.model;
   const int moe_layers = m.moe_layers();
   const auto layers = [&](int count, const char* what) {
-    return fmt::format("{} {} layer{} per micro-batch over {} pipeline stage{}", count, what, count == 1 ? "" : "s",
-                       s.strategy.pp, s.strategy.pp == 1 ? "" : "s");
+    return fmt::format("{} {} layer{} per micro-batch over {} pipeline stage{}", count, what,
+                       count == 1 ? "" : "s", s.strategy.pp, s.strategy.pp == 1 ? "" : "s");
   };
   switch (group) {
-    case OperatorGroup::kLayer: return layers(m.layers - moe_layers, m.is_moe() ? "dense" : "transformer");
-    case OperatorGroup::kMoeLayer: return layers(moe_layers, "MoE");
-    case OperatorGroup::kEmbedding: return "embedding, once per micro-batch on the first stage";
-    case OperatorGroup::kHead: return "head and loss, once per micro-batch on the last stage";
+    case OperatorGroup::kLayer:
+      return layers(m.layers - moe_layers, m.is_moe() ? "dense" : "transformer");
+    case OperatorGroup::kMoeLayer:
+      return layers(moe_layers, "MoE");
+    case OperatorGroup::kEmbedding:
+      return "embedding, once per micro-batch on the first stage";
+    case OperatorGroup::kHead:
+      return "head and loss, once per micro-batch on the last stage";
   }
   return "";
 }
@@ -42,9 +46,11 @@ struct Seconds {
 };
 
 // A group's total has no rate cell, and no trailing blanks for it.
-std::string row(std::string_view name, std::string_view kind, const Seconds& t, double share, std::string_view rate_cell) {
-  std::string line = fmt::format("  {:<26}{:<10}{:>9.3f}{:>9.3f}{:>11.3f}{:>9.3f}{:>7.1f} %", name, kind, 1e3 * t.fwd,
-                                 1e3 * t.bwd, 1e3 * t.recompute, 1e3 * t.host, 100 * share);
+std::string row(std::string_view name, std::string_view kind, const Seconds& t, double share,
+                std::string_view rate_cell) {
+  std::string line =
+      fmt::format("  {:<26}{:<10}{:>9.3f}{:>9.3f}{:>11.3f}{:>9.3f}{:>7.1f} %", name, kind,
+                  1e3 * t.fwd, 1e3 * t.bwd, 1e3 * t.recompute, 1e3 * t.host, 100 * share);
   if (!rate_cell.empty()) line += fmt::format("{:>16}", rate_cell);
   return line + "\n";
 }
@@ -53,17 +59,22 @@ std::string row(std::string_view name, std::string_view kind, const Seconds& t, 
 
 std::string operators_text(const spec::Scenario& s, const std::vector<OperatorCost>& ops) {
   std::string out = fmt::format(
-      "\noperators: ms per micro-batch on one GPU, each alone on the whole GPU ({} micro-batch{} per step)\n",
+      "\noperators: ms per micro-batch on one GPU, each alone on the whole GPU ({} micro-batch{} "
+      "per step)\n",
       s.strategy.micro_batches(), s.strategy.micro_batches() == 1 ? "" : "es");
-  out += fmt::format("  {:<26}{:<10}{:>9}{:>9}{:>11}{:>9}{:>9}{:>16}\n", "", "kind", "fwd", "bwd", "recompute",
-                     "launch", "share", "rate");
+  out += fmt::format("  {:<26}{:<10}{:>9}{:>9}{:>11}{:>9}{:>9}{:>16}\n", "", "kind", "fwd", "bwd",
+                     "recompute", "launch", "share", "rate");
   for (auto group = ops.begin(); group != ops.end();) {
-    const auto end = std::find_if(group, ops.end(), [&](const OperatorCost& c) { return c.group != group->group; });
+    const auto end = std::find_if(group, ops.end(),
+                                  [&](const OperatorCost& c) { return c.group != group->group; });
     Seconds total;
     for (auto c = group; c != end; ++c) {
-      total = {total.fwd + c->fwd_s, total.bwd + c->bwd_s, total.recompute + c->recompute_s, total.host + c->host_s};
+      total = {total.fwd + c->fwd_s, total.bwd + c->bwd_s, total.recompute + c->recompute_s,
+               total.host + c->host_s};
     }
-    const auto share = [&](double seconds) { return total.kernels() > 0 ? seconds / total.kernels() : 0; };
+    const auto share = [&](double seconds) {
+      return total.kernels() > 0 ? seconds / total.kernels() : 0;
+    };
     out += fmt::format("{}\n", group_heading(s, group->group));
     for (auto c = group; c != end; ++c) {
       out += row(c->name, workload::name(c->kind), {c->fwd_s, c->bwd_s, c->recompute_s, c->host_s},

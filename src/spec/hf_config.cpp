@@ -21,9 +21,9 @@ using nlohmann::json;
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> kTypes = {
-      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2",  "gemma3", "gemma3_text", "gpt2",  "gpt_neox", "gpt_oss",
-      "llama",       "llama4",      "llama4_text", "mistral", "mixtral", "phi3",  "qwen2",     "qwen2_moe", "qwen3",
-      "qwen3_moe"};
+      "deepseek_v2", "deepseek_v3", "gemma",     "gemma2", "gemma3",      "gemma3_text", "gpt2",
+      "gpt_neox",    "gpt_oss",     "llama",     "llama4", "llama4_text", "mistral",     "mixtral",
+      "phi3",        "qwen2",       "qwen2_moe", "qwen3",  "qwen3_moe"};
   return kTypes;
 }
 
@@ -322,15 +322,16 @@ bool read_layer_types(const Fields& f, ModelSpec& m, const char* local = "slidin
   if (!types->is_array()) f.wrong_type("layer_types", "a list of attention kinds, one per layer");
   if (static_cast<int>(types->size()) != m.layers) {
     f.fail(ErrorKind::kInvalidInput, "layer_types",
-           "expected one attention kind per layer, " + std::to_string(m.layers) + " (num_hidden_layers), got " +
-               std::to_string(types->size()));
+           "expected one attention kind per layer, " + std::to_string(m.layers) +
+               " (num_hidden_layers), got " + std::to_string(types->size()));
   }
   m.local_layers = 0;
   for (const json& type : *types) {
     if (type == local) {
       ++m.local_layers;
     } else if (type != "full_attention") {
-      f.fail(ErrorKind::kUnsupported, "layer_types", "attention kind " + type.dump() + " is not supported",
+      f.fail(ErrorKind::kUnsupported, "layer_types",
+             "attention kind " + type.dump() + " is not supported",
              std::string("supported: full_attention, ") + local);
     }
   }
@@ -341,10 +342,11 @@ bool read_layer_types(const Fields& f, ModelSpec& m, const char* local = "slidin
 // their published configs set false.
 void reject_qwen_sliding_window(const Fields& f) {
   if (f.optional_bool("use_sliding_window", false)) {
-    f.fail(ErrorKind::kUnsupported, "use_sliding_window",
-           "Qwen's sliding window on the layers from max_window_layers up is not supported",
-           "stepcast reads a window on every layer (Mistral) or on a pattern of layers (Gemma); set "
-           "use_sliding_window false, as Qwen's published configs do");
+    f.fail(
+        ErrorKind::kUnsupported, "use_sliding_window",
+        "Qwen's sliding window on the layers from max_window_layers up is not supported",
+        "stepcast reads a window on every layer (Mistral) or on a pattern of layers (Gemma); set "
+        "use_sliding_window false, as Qwen's published configs do");
   }
 }
 
@@ -417,7 +419,8 @@ ModelSpec read_deepseek(const Fields& f) {
   const int first_k = f.required_int("first_k_dense_replace", 0);
   if (first_k > m.layers) {
     f.fail(ErrorKind::kInvalidInput, "first_k_dense_replace",
-           "expected at most num_hidden_layers " + std::to_string(m.layers) + ", got " + std::to_string(first_k));
+           "expected at most num_hidden_layers " + std::to_string(m.layers) + ", got " +
+               std::to_string(first_k));
   }
   // MoE where layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
   // (DeepseekV3DecoderLayer): from the first such layer on, every moe_layer_freq-th.
@@ -433,7 +436,8 @@ MlpKind geglu_mlp(const Fields& f) {
   const char* key = f.has("hidden_activation") ? "hidden_activation" : "hidden_act";
   const std::string act = f.optional_string(key).value_or("gelu_pytorch_tanh");
   if (!act.starts_with("gelu")) {
-    f.fail(ErrorKind::kUnsupported, key, "a Gemma MLP with activation \"" + act + "\" is not supported",
+    f.fail(ErrorKind::kUnsupported, key,
+           "a Gemma MLP with activation \"" + act + "\" is not supported",
            "supported: gelu, gelu_pytorch_tanh (GeGLU)");
   }
   return MlpKind::kGeglu;
@@ -472,8 +476,9 @@ ModelSpec read_gemma(const Fields& f, int generation) {
   m.logit_softcap = f.optional_number("final_logit_softcapping", 0);
   m.attention_window = f.optional_int("sliding_window", 4096);
   if (!read_layer_types(f, m)) {
-    m.local_layers = generation == 2 ? (m.layers + 1) / 2
-                                     : m.layers - m.layers / f.optional_int("sliding_window_pattern", 6);
+    m.local_layers = generation == 2
+                         ? (m.layers + 1) / 2
+                         : m.layers - m.layers / f.optional_int("sliding_window_pattern", 6);
   }
   return m;
 }
@@ -509,10 +514,12 @@ ModelSpec read_llama4(const Fields& f) {
   if (const json* listed = f.find("moe_layers"); listed != nullptr && !listed->is_null()) {
     bool pattern = listed->is_array() && static_cast<int>(listed->size()) == m.moe_layers();
     for (std::size_t i = 0; pattern && i < listed->size(); ++i) {
-      pattern = (*listed)[i].is_number_integer() && (*listed)[i].get<int>() == step - 1 + static_cast<int>(i) * step;
+      pattern = (*listed)[i].is_number_integer() &&
+                (*listed)[i].get<int>() == step - 1 + static_cast<int>(i) * step;
     }
     if (!pattern) {
-      f.fail(ErrorKind::kUnsupported, "moe_layers", "MoE layers other than every interleave_moe_layer_step-th",
+      f.fail(ErrorKind::kUnsupported, "moe_layers",
+             "MoE layers other than every interleave_moe_layer_step-th",
              "stepcast models MoE layers at a fixed interval");
     }
   }

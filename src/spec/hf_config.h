@@ -5,11 +5,11 @@
 //   // m.layers == 32, m.hidden == 4096, m.kv_heads == 8, m.mlp == MlpKind::kSwiglu
 //
 // Supported model_type values and the fields read (the names their published configs use):
-//   llama, mistral, mixtral, phi3, qwen2, qwen2_moe   num_hidden_layers, hidden_size, intermediate_size,
-//       num_attention_heads, num_key_value_heads (absent: = heads), head_dim, vocab_size,
-//       max_position_embeddings, hidden_act, rms_norm_eps, tie_word_embeddings (default false);
-//       llama also attention_bias / mlp_bias; mistral, mixtral and phi3 sliding_window (every layer;
-//       null: none); mixtral num_local_experts, num_experts_per_tok; qwen2, qwen2_moe
+//   llama, mistral, mixtral, phi3, qwen2, qwen2_moe   num_hidden_layers, hidden_size,
+//       intermediate_size, num_attention_heads, num_key_value_heads (absent: = heads), head_dim,
+//       vocab_size, max_position_embeddings, hidden_act, rms_norm_eps, tie_word_embeddings (default
+//       false); llama also attention_bias / mlp_bias; mistral, mixtral and phi3 sliding_window
+//       (every layer; null: none); mixtral num_local_experts, num_experts_per_tok; qwen2, qwen2_moe
 //       use_sliding_window must be false (true is refused);
 //       qwen2_moe num_experts, num_experts_per_tok, moe_intermediate_size,
 //       shared_expert_intermediate_size, decoder_sparse_step (MoE every that many layers),
@@ -21,8 +21,9 @@
 //              true); gemma2 and gemma3 also sliding_window, layer_types or the layer pattern,
 //              final_logit_softcapping; gemma3 reads its text_config, absent fields at their
 //              Gemma3TextConfig defaults.
-//   gpt_oss    as mixtral, with attention_bias and layer_types (sliding_window on the layers it names).
-//   llama4, llama4_text   the llama fields (llama4: of its text_config) plus num_local_experts,
+//   gpt_oss    as mixtral, with attention_bias and layer_types (sliding_window on the layers it
+//   names). llama4, llama4_text   the llama fields (llama4: of its text_config) plus
+//   num_local_experts,
 //              num_experts_per_tok, intermediate_size (an expert), intermediate_size_mlp (a dense
 //              layer), interleave_moe_layer_step, moe_layers, attention_chunk_size, layer_types
 //              or no_rope_layers.

@@ -29,8 +29,8 @@ struct MoeSpec {
 /// DeepseekV3Attention). Queries and keys have head_dim = qk_nope + qk_rope_head_dim per head;
 /// the keys' RoPE part is one head shared by all. kv_lora_rank == 0 means ordinary attention.
 struct MlaSpec {
-  int q_lora_rank = 0;       // queries through a down projection of this rank and its norm; 0: direct
-  int kv_lora_rank = 0;      // keys and values through one down projection of this rank and its norm
+  int q_lora_rank = 0;   // queries through a down projection of this rank and its norm; 0: direct
+  int kv_lora_rank = 0;  // keys and values through one down projection of this rank and its norm
   int qk_rope_head_dim = 0;  // the rotary part of each query and key head
   int v_head_dim = 0;        // each value head's width, and the attention output's per head
 };
@@ -72,18 +72,23 @@ struct ModelSpec {
   // Share of the layers that are MoE layers (0 for a dense model): the ones after the leading
   // dense layers.
   bool is_moe_layer(int layer) const {
-    return is_moe() && layer >= moe.dense_layers && (layer - moe.dense_layers) % moe.layer_interval == 0;
+    return is_moe() && layer >= moe.dense_layers &&
+           (layer - moe.dense_layers) % moe.layer_interval == 0;
   }
   int moe_layers() const {
     return is_moe() ? (layers - moe.dense_layers + moe.layer_interval - 1) / moe.layer_interval : 0;
   }
-  double moe_layer_fraction() const { return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0; }
+  double moe_layer_fraction() const {
+    return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0;
+  }
   // Without an explicit head_dim the heads split the hidden size, which they must divide.
   bool head_dim_whole() const { return head_dim > 0 || hidden % heads == 0; }
   int effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
   bool gated_mlp() const { return mlp != MlpKind::kGelu; }
-  double local_layer_fraction() const { return layers > 0 ? static_cast<double>(local_layers) / layers : 0; }
+  double local_layer_fraction() const {
+    return layers > 0 ? static_cast<double>(local_layers) / layers : 0;
+  }
   // Width of a value head, and of the attention output per head.
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }
 };

@@ -373,10 +373,11 @@ MlaSpec mla_from(MapReader r, const ModelSpec& m) {
   mla.kv_lora_rank = r.count("kv_lora_rank", 1);
   mla.qk_rope_head_dim = r.count("qk_rope_head_dim", 1);
   if (mla.qk_rope_head_dim >= m.effective_head_dim()) {
-    r.source().fail(r.value("qk_rope_head_dim").Mark(), r.field("qk_rope_head_dim"),
-                    "qk_rope_head_dim " + std::to_string(mla.qk_rope_head_dim) + " leaves nothing of head_dim " +
-                        std::to_string(m.effective_head_dim()),
-                    "head_dim is the whole query and key head: qk_nope_head_dim + qk_rope_head_dim");
+    r.source().fail(
+        r.value("qk_rope_head_dim").Mark(), r.field("qk_rope_head_dim"),
+        "qk_rope_head_dim " + std::to_string(mla.qk_rope_head_dim) +
+            " leaves nothing of head_dim " + std::to_string(m.effective_head_dim()),
+        "head_dim is the whole query and key head: qk_nope_head_dim + qk_rope_head_dim");
   }
   mla.v_head_dim = r.count("v_head_dim", 1);
   r.reject_unknown_keys();
@@ -408,7 +409,9 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     }
     m.vocab = r.count("vocab", 1);
     m.max_seq = r.count("max_seq", 1);
-    m.mlp = r.choice<MlpKind>("mlp", {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}, {"geglu", MlpKind::kGeglu}});
+    m.mlp = r.choice<MlpKind>(
+        "mlp",
+        {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}, {"geglu", MlpKind::kGeglu}});
     m.norm = r.choice<NormKind>(
         "norm", {{"layernorm", NormKind::kLayerNorm}, {"rmsnorm", NormKind::kRmsNorm}});
     m.position = r.choice<PositionKind>("position", {{"learned", PositionKind::kLearned},
@@ -419,7 +422,8 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     m.bias = r.boolean("bias");
     if (r.has("qk_norm")) m.qk_norm = r.boolean("qk_norm");
     if (r.has("sandwich_norm")) m.sandwich_norm = r.boolean("sandwich_norm");
-    if (r.has("logit_softcap")) m.logit_softcap = r.number("logit_softcap", 0, std::numeric_limits<double>::infinity(), true);
+    if (r.has("logit_softcap"))
+      m.logit_softcap = r.number("logit_softcap", 0, std::numeric_limits<double>::infinity(), true);
     if (r.has("hidden_dropout")) m.hidden_dropout = r.number("hidden_dropout", 0, 1, false);
     if (r.has("attention_window")) {
       m.attention_window = r.count("attention_window", 1);
@@ -427,8 +431,8 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
       if (r.has("attention_chunked")) m.attention_chunked = r.boolean("attention_chunked");
       if (m.local_layers > m.layers) {
         src.fail(r.value("local_layers").Mark(), "local_layers",
-                 "local_layers " + std::to_string(m.local_layers) + " exceeds the " + std::to_string(m.layers) +
-                     " layers");
+                 "local_layers " + std::to_string(m.local_layers) + " exceeds the " +
+                     std::to_string(m.layers) + " layers");
       }
     } else {
       for (const char* key : {"local_layers", "attention_chunked"}) {
@@ -444,8 +448,8 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
       // Every head reads the shared latent: keys and values have as many heads as queries.
       if (m.kv_heads != m.heads) {
         src.fail(r.value("mla").Mark(), "mla",
-                 "multi-head latent attention needs kv_heads equal to heads " + std::to_string(m.heads) +
-                     ", got " + std::to_string(m.kv_heads),
+                 "multi-head latent attention needs kv_heads equal to heads " +
+                     std::to_string(m.heads) + ", got " + std::to_string(m.kv_heads),
                  "drop kv_heads, or set it to heads");
       }
     }

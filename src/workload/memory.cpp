@@ -88,12 +88,14 @@ double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
   // The MLP's inner width per token, averaged over the dense and MoE layers: a MoE layer's token
   // passes through top_k routed experts and the shared ones.
   const double moe = m.moe_layer_fraction();
-  const double ffn_width = (1 - moe) * m.ffn + moe * static_cast<double>(m.moe.expert_ffn) * (m.moe.top_k + m.moe.shared_experts);
+  const double ffn_width = (1 - moe) * m.ffn + moe * static_cast<double>(m.moe.expert_ffn) *
+                                                   (m.moe.top_k + m.moe.shared_experts);
   const double act_inputs = m.gated_mlp() ? 2 : 1;
   // Attention block: norm input, QKV input (sharded with SP), Q K V, attention output.
   double bytes = e * rep * h + e * rep * h;
   bytes += e * tokens * (m.heads * hd + m.kv_heads * (hd + vd)) / t;
-  if (m.qk_norm) bytes += e * tokens * (m.heads + m.kv_heads) * hd / t;  // Q and K before their norms
+  if (m.qk_norm)
+    bytes += e * tokens * (m.heads + m.kv_heads) * hd / t;  // Q and K before their norms
   if (m.is_mla()) {
     // Each down projection's output (its norm's input) and the normed latent (the up
     // projection's input), whole on every TP rank; the key-value one carries the RoPE head too.

@@ -21,7 +21,9 @@ double mlp_params(const spec::ModelSpec& m, double ffn) {
 double mla_params(const spec::ModelSpec& m) {
   const spec::MlaSpec& a = m.mla;
   const double h = m.hidden, heads = m.heads, qk = m.effective_head_dim(), v = m.value_head_dim();
-  const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * heads * qk : h * heads * qk;
+  const double q = a.q_lora_rank > 0
+                       ? h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * heads * qk
+                       : h * heads * qk;
   const double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank +
                     a.kv_lora_rank * heads * (qk - a.qk_rope_head_dim + v);
   return q + kv + heads * v * h;

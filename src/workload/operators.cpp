@@ -193,7 +193,11 @@ void add_attention(const Scenario& s, LayerOps& out) {
     const double local_seen = causal_keys_seen(keys, m.attention_window, m.attention_chunked);
     const double seen = (1 - local) * (keys / 2) + local * local_seen;
     op.m = queries;
-    op.n = local > 0 ? seen / ((1 - local) / 2 + local * local_seen / std::min(keys, static_cast<double>(m.attention_window))) : keys;
+    op.n =
+        local > 0
+            ? seen / ((1 - local) / 2 +
+                      local * local_seen / std::min(keys, static_cast<double>(m.attention_window)))
+            : keys;
     op.k = hd;
     op.instances = instances;
     op.flops = 2 * queries * seen * (hd + vd) * instances;
@@ -215,8 +219,7 @@ void add_attention(const Scenario& s, LayerOps& out) {
   // maybe_multiply), reading and writing Q- and K-sized tensors.
   Op scores = gemm("attention_scores", queries, keys, hd, instances, e);
   scores.grad_scale_bytes = 2 * e * (queries + keys) * hd * instances;
-  Op ops[] = {scores,
-              scaled_masked_softmax(elements, e, megatron_softmax_fused(s)),
+  Op ops[] = {scores, scaled_masked_softmax(elements, e, megatron_softmax_fused(s)),
               memory_op("attention_dropout", (2 * e + kMaskBytes) * elements, 1.0),
               gemm("attention_values", queries, vd, keys, instances, e),
               attention_transpose(2 * e * queries * vd * instances)};
@@ -352,11 +355,13 @@ int add_mla_projections(const Scenario& s, LayerOps& out) {
     matmul(linear("q_projection", tokens, heads * qk, m.hidden, 1, e, false));
     out.back().tp_edge = BlockEdge::kStart;
   }
-  matmul(linear("kv_down_projection", tokens, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, 1, e, false));
+  matmul(linear("kv_down_projection", tokens, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, 1, e,
+                false));
   out.add(norm("kv_down_norm", tokens, a.kv_lora_rank, e, s));
-  matmul(linear("kv_up_projection", tokens, heads * (qk - a.qk_rope_head_dim + m.value_head_dim()), a.kv_lora_rank, 1,
-                e, false));
-  if (m.position == PositionKind::kRope) out.add(rope(tokens * (heads + 1) * a.qk_rope_head_dim, e, s, 2));
+  matmul(linear("kv_up_projection", tokens, heads * (qk - a.qk_rope_head_dim + m.value_head_dim()),
+                a.kv_lora_rank, 1, e, false));
+  if (m.position == PositionKind::kRope)
+    out.add(rope(tokens * (heads + 1) * a.qk_rope_head_dim, e, s, 2));
   return matmuls;
 }
 

@@ -233,8 +233,8 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_ed
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
-  const double kv = local_tokens(s) * m.kv_heads * (m.effective_head_dim() + m.value_head_dim()) / st.tp *
-                    activation_bytes(st);
+  const double kv = local_tokens(s) * m.kv_heads * (m.effective_head_dim() + m.value_head_dim()) /
+                    st.tp * activation_bytes(st);
   return collective_s(CollectiveKind::kSendRecv, kv, group_of(st, Axis::kCp), s);
 }
 
@@ -260,7 +260,8 @@ double fsdp_regather_s(const spec::Scenario& s) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
   return average_layer(s.model, [&](bool moe_layer) {
     const LayerOps layer = layer_ops(s, moe_layer);
-    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer, regathered_ops(layer), s);
+    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer,
+                        regathered_ops(layer), s);
   });
 }
 

@@ -33,14 +33,16 @@ double group_kernel_s(const std::vector<OperatorCost>& ops, OperatorGroup group)
 // On one pipeline stage without data parallelism nothing overlaps the kernels, so the estimate's
 // compute is every operator's time: each layer's once per layer, the edges' once, per micro-batch.
 TEST(OperatorCosts, KernelTimesAddUpToTheEstimatesComputeOnOneStage) {
-  for (spec::Recompute recompute : {spec::Recompute::kNone, spec::Recompute::kSelective, spec::Recompute::kFull}) {
+  for (spec::Recompute recompute :
+       {spec::Recompute::kNone, spec::Recompute::kSelective, spec::Recompute::kFull}) {
     const spec::Scenario s = one_stage("llama3.1-8b", 1, 1, recompute);
     const std::vector<OperatorCost> ops = operator_costs(s);
     const double per_micro_batch = s.model.layers * group_kernel_s(ops, OperatorGroup::kLayer) +
                                    group_kernel_s(ops, OperatorGroup::kEmbedding) +
                                    group_kernel_s(ops, OperatorGroup::kHead);
     const double compute = estimate(s).breakdown.compute_s;
-    EXPECT_NEAR(s.strategy.micro_batches() * per_micro_batch, compute, 1e-9 * compute) << spec::name(recompute);
+    EXPECT_NEAR(s.strategy.micro_batches() * per_micro_batch, compute, 1e-9 * compute)
+        << spec::name(recompute);
   }
 }
 
@@ -48,10 +50,10 @@ TEST(OperatorCosts, MoeModelsListTheirDenseAndMoeLayersApart) {
   const spec::Scenario s = one_stage("mixtral-8x7b", 1, 1, spec::Recompute::kNone);
   const std::vector<OperatorCost> ops = operator_costs(s);
   const int moe_layers = s.model.layers - s.model.moe.dense_layers;
-  const double per_micro_batch = (s.model.layers - moe_layers) * group_kernel_s(ops, OperatorGroup::kLayer) +
-                                 moe_layers * group_kernel_s(ops, OperatorGroup::kMoeLayer) +
-                                 group_kernel_s(ops, OperatorGroup::kEmbedding) +
-                                 group_kernel_s(ops, OperatorGroup::kHead);
+  const double per_micro_batch =
+      (s.model.layers - moe_layers) * group_kernel_s(ops, OperatorGroup::kLayer) +
+      moe_layers * group_kernel_s(ops, OperatorGroup::kMoeLayer) +
+      group_kernel_s(ops, OperatorGroup::kEmbedding) + group_kernel_s(ops, OperatorGroup::kHead);
   const double compute = estimate(s).breakdown.compute_s;
   EXPECT_NEAR(s.strategy.micro_batches() * per_micro_batch, compute, 1e-9 * compute);
   ASSERT_FALSE(ops.empty());
@@ -60,8 +62,10 @@ TEST(OperatorCosts, MoeModelsListTheirDenseAndMoeLayersApart) {
 }
 
 TEST(OperatorCosts, SelectiveRecomputationReRunsOnlyTheCoreAttentionForward) {
-  for (const OperatorCost& c : operator_costs(one_stage("llama3.1-8b", 1, 1, spec::Recompute::kSelective))) {
-    const bool core_attention = c.group == OperatorGroup::kLayer && c.kind == workload::OpKind::kAttention;
+  for (const OperatorCost& c :
+       operator_costs(one_stage("llama3.1-8b", 1, 1, spec::Recompute::kSelective))) {
+    const bool core_attention =
+        c.group == OperatorGroup::kLayer && c.kind == workload::OpKind::kAttention;
     EXPECT_DOUBLE_EQ(c.recompute_s, core_attention ? c.fwd_s : 0) << c.name;
   }
 }
@@ -71,7 +75,8 @@ TEST(OperatorCosts, GemmsReportTheirForwardAndBackwardFlops) {
   for (const OperatorCost& c : operator_costs(s)) {
     if (c.name != std::string_view("mlp_down")) continue;
     // The down projection: tokens x ffn/tp x hidden, twice as many FLOPs backward as forward.
-    const double forward = 2.0 * s.strategy.seq_len * (s.model.ffn / s.strategy.tp) * s.model.hidden;
+    const double forward =
+        2.0 * s.strategy.seq_len * (s.model.ffn / s.strategy.tp) * s.model.hidden;
     EXPECT_DOUBLE_EQ(c.flops, 3 * forward);
     EXPECT_GT(c.fwd_s, 0);
     EXPECT_GT(c.host_s, 0);

@@ -234,8 +234,9 @@ TEST(Cli, OpsListsEveryOperatorAfterTheTableWithItsTimesAndRate) {
   const std::size_t table = r.output.find("operators: ms per micro-batch");
   ASSERT_NE(table, std::string::npos) << r.output;
   EXPECT_LT(r.output.find("memory per GPU"), table);
-  for (const char* expected : {"32 transformer layers per micro-batch over 4 pipeline stages", "qkv_projection",
-                               "TFLOP/s", "GB/s", "head and loss, once per micro-batch on the last stage"}) {
+  for (const char* expected :
+       {"32 transformer layers per micro-batch over 4 pipeline stages", "qkv_projection", "TFLOP/s",
+        "GB/s", "head and loss, once per micro-batch on the last stage"}) {
     EXPECT_NE(r.output.find(expected, table), std::string::npos) << expected;
   }
 }
@@ -247,12 +248,14 @@ TEST(Cli, OpsInJsonAddsAnOperatorsArrayToEstimateAndSimulate) {
     const nlohmann::json j = nlohmann::json::parse(r.output);
     ASSERT_TRUE(j["operators"].is_array()) << command;
     ASSERT_FALSE(j["operators"].empty());
-    for (const char* key : {"group", "name", "kind", "fwd_s", "bwd_s", "recompute_s", "host_s", "flops", "bytes"}) {
+    for (const char* key :
+         {"group", "name", "kind", "fwd_s", "bwd_s", "recompute_s", "host_s", "flops", "bytes"}) {
       EXPECT_TRUE(j["operators"][0].contains(key)) << command << key;
     }
   }
-  EXPECT_FALSE(nlohmann::json::parse(stepcast(std::string("estimate ") + kSmallPipeline + " --json").output)
-                   .contains("operators"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(stepcast(std::string("estimate ") + kSmallPipeline + " --json").output)
+          .contains("operators"));
 }
 
 TEST(Cli, SimulateWritesAChromeTraceWithEveryTaskOnce) {

@@ -696,7 +696,8 @@ TEST(HfConfig, ReadsMistral7B) {
 
 TEST(HfConfig, NullSlidingWindowMeansFullAttentionAndQwensUnusedWindowIsIgnored) {
   EXPECT_EQ(read_hf_config("Mixtral-8x7B/config.json", kMixtral8x7B).local_layers, 0);
-  EXPECT_EQ(read_hf_config("Qwen2-7B/config.json", kQwen2_7B).local_layers, 0);  // use_sliding_window false
+  EXPECT_EQ(read_hf_config("Qwen2-7B/config.json", kQwen2_7B).local_layers,
+            0);  // use_sliding_window false
 }
 
 TEST(HfConfig, ReadsMixtral8x7BAsEveryLayerMoe) {
@@ -921,8 +922,10 @@ TEST(HfConfig, ReadsDeepSeekMoeLayerFrequencyAsEveryOtherLayer) {
       "config.json",
       "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
       " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
-      " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4, \"kv_lora_rank\": 8,"
-      " \"v_head_dim\": 16, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"n_shared_experts\": 1,"
+      " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"n_routed_experts\": 4, "
+      "\"kv_lora_rank\": 8,"
+      " \"v_head_dim\": 16, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, "
+      "\"n_shared_experts\": 1,"
       " \"first_k_dense_replace\": 1, \"moe_layer_freq\": 2}");
   EXPECT_EQ(m.moe_layers(), 1);
   EXPECT_FALSE(m.is_moe_layer(1));
@@ -935,7 +938,8 @@ TEST(HfConfig, ReadsQwenMoeSparseStepAsEveryOtherLayer) {
   const ModelSpec m = read_hf_config(
       "config.json",
       "{\"model_type\": \"qwen2_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
-      " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10, \"num_experts\": 4,"
+      " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10, "
+      "\"num_experts\": 4,"
       " \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2}");
   EXPECT_EQ(m.moe_layers(), 2);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(m.is_moe_layer(i), i % 2 == 1) << i;
@@ -1102,20 +1106,23 @@ INSTANTIATE_TEST_SUITE_P(
                   ""},
         ErrorCase{"MissingModelType", "{\"hidden_size\": 64}", ErrorKind::kInvalidInput,
                   "config.json: model_type: missing; expected one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, "
+                  "llama4_text, mistral, "
                   "mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe",
                   ""},
         ErrorCase{"MisspelledModelType", "{\n  \"model_type\": \"lama\"\n}",
                   ErrorKind::kInvalidInput,
                   "config.json:2:3: model_type: \"lama\" is not one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, "
+                  "llama4_text, mistral, "
                   "mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "    \"model_type\": \"lama\"\n"
                   "    ^",
                   "did you mean \"llama\"?"},
         ErrorCase{"UnrelatedModelType", "{\"model_type\": \"bert\"}", ErrorKind::kInvalidInput,
                   "config.json:1:2: model_type: \"bert\" is not one of deepseek_v2, deepseek_v3, "
-                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, llama4_text, mistral, "
+                  "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, llama4, "
+                  "llama4_text, mistral, "
                   "mixtral, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe\n"
                   "  {\"model_type\": \"bert\"}\n"
                   "   ^",
@@ -1211,7 +1218,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"DeepSeekMissingExperts",
                   "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
-                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"kv_lora_rank\": 8, \"v_head_dim\": 16}",
+                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"kv_lora_rank\": 8, "
+                  "\"v_head_dim\": 16}",
                   ErrorKind::kInvalidInput,
                   "config.json: n_routed_experts: missing, and model_type \"deepseek_v3\" "
                   "requires it",
@@ -1221,20 +1229,22 @@ INSTANTIATE_TEST_SUITE_P(
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
                   " \"layer_types\": [\"sliding_attention\"]}",
                   ErrorKind::kInvalidInput,
-                  "config.json:3:2: layer_types: expected one attention kind per layer, 2 (num_hidden_layers), "
+                  "config.json:3:2: layer_types: expected one attention kind per layer, 2 "
+                  "(num_hidden_layers), "
                   "got 1\n"
                   "   \"layer_types\": [\"sliding_attention\"]}\n"
                   "   ^",
                   ""},
-        ErrorCase{"UnsupportedLayerType",
-                  "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 1, \"hidden_size\": 64,\n"
-                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
-                  " \"layer_types\": [\"linear_attention\"]}",
-                  ErrorKind::kUnsupported,
-                  "config.json:3:2: layer_types: attention kind \"linear_attention\" is not supported\n"
-                  "   \"layer_types\": [\"linear_attention\"]}\n"
-                  "   ^",
-                  "supported: full_attention, sliding_attention"},
+        ErrorCase{
+            "UnsupportedLayerType",
+            "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 1, \"hidden_size\": 64,\n"
+            " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+            " \"layer_types\": [\"linear_attention\"]}",
+            ErrorKind::kUnsupported,
+            "config.json:3:2: layer_types: attention kind \"linear_attention\" is not supported\n"
+            "   \"layer_types\": [\"linear_attention\"]}\n"
+            "   ^",
+            "supported: full_attention, sliding_attention"},
         ErrorCase{"QwenSlidingWindowOnUpperLayers",
                   "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
@@ -1244,7 +1254,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "max_window_layers up is not supported\n"
                   "   \"use_sliding_window\": true}\n"
                   "   ^",
-                  "stepcast reads a window on every layer (Mistral) or on a pattern of layers (Gemma); set "
+                  "stepcast reads a window on every layer (Mistral) or on a pattern of layers "
+                  "(Gemma); set "
                   "use_sliding_window false, as Qwen's published configs do"}),
     [](const testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
 

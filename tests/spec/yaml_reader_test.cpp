@@ -95,8 +95,9 @@ TEST(YamlReader, ReadsModelAndDefaultsKvHeadsToHeads) {
 
 TEST(YamlReader, ReadsLatentAttention) {
   const ModelSpec m = read_model_yaml(
-      "m.yaml", std::string(kModel) +
-                    "mla:\n  q_lora_rank: 32\n  kv_lora_rank: 16\n  qk_rope_head_dim: 8\n  v_head_dim: 12\n");
+      "m.yaml",
+      std::string(kModel) +
+          "mla:\n  q_lora_rank: 32\n  kv_lora_rank: 16\n  qk_rope_head_dim: 8\n  v_head_dim: 12\n");
   ASSERT_TRUE(m.is_mla());
   EXPECT_EQ(m.mla.q_lora_rank, 32);
   EXPECT_EQ(m.mla.kv_lora_rank, 16);
@@ -109,12 +110,16 @@ TEST(YamlReader, ReadsASlidingWindowOnEveryLayerOrOnSome) {
   const ModelSpec every = read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\n");
   EXPECT_EQ(every.attention_window, 64);
   EXPECT_EQ(every.local_layers, 2);
-  EXPECT_EQ(read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 1\n").local_layers, 1);
+  EXPECT_EQ(
+      read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 1\n")
+          .local_layers,
+      1);
 }
 
 TEST(YamlReader, ReadsMoeLayersEveryOtherLayer) {
   const ModelSpec m = read_model_yaml(
-      "m.yaml", std::string(kModel) + "moe:\n  experts: 4\n  top_k: 1\n  expert_ffn: 128\n  layer_interval: 2\n");
+      "m.yaml", std::string(kModel) +
+                    "moe:\n  experts: 4\n  top_k: 1\n  expert_ffn: 128\n  layer_interval: 2\n");
   EXPECT_TRUE(m.is_moe_layer(0));
   EXPECT_FALSE(m.is_moe_layer(1));
   EXPECT_EQ(m.moe_layers(), 1);
@@ -125,8 +130,8 @@ TEST(YamlReader, ReadsQueryKeyNorms) {
 }
 
 TEST(YamlReader, ReadsGemmasGeluGateSandwichNormsAndLogitCap) {
-  const ModelSpec m = read_model_yaml(
-      "m.yaml", edit(kModel, "mlp: swiglu", "mlp: geglu") + "sandwich_norm: true\nlogit_softcap: 30\n");
+  const ModelSpec m = read_model_yaml("m.yaml", edit(kModel, "mlp: swiglu", "mlp: geglu") +
+                                                    "sandwich_norm: true\nlogit_softcap: 30\n");
   EXPECT_EQ(m.mlp, MlpKind::kGeglu);
   EXPECT_TRUE(m.sandwich_norm);
   EXPECT_EQ(m.logit_softcap, 30);
@@ -260,7 +265,8 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
+       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, "
+       "hidden_dropout, "
        "attention_window, local_layers, attention_chunked, moe, mla"},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
@@ -268,7 +274,8 @@ TEST(YamlReader, ErrorMessages) {
        "  dropout: 0.1\n"
        "  ^\n"
        "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
+       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, "
+       "hidden_dropout, "
        "attention_window, local_layers, attention_chunked, moe, mla"},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
@@ -312,7 +319,8 @@ TEST(YamlReader, ErrorMessages) {
        "        ^"},
       {"a collective holding every SM",
        [] { read_gpu_yaml("g.yaml", std::string(kGpu) + "collective_sms: 132\n"); },
-       "g.yaml:13:17: collective_sms: collective_sms 132 leaves no SM of the 132 for compute; valid: 0 to 131\n"
+       "g.yaml:13:17: collective_sms: collective_sms 132 leaves no SM of the 132 for compute; "
+       "valid: 0 to 131\n"
        "  collective_sms: 132\n"
        "                  ^"},
       {"kv_heads that do not divide heads",
@@ -406,14 +414,18 @@ TEST(YamlReader, ErrorMessages) {
        "  levels: 2\n"
        "          ^"},
       {"an empty list of levels",
-       [] { read_cluster_yaml("c.yaml", "name: c\ngpu: h100-sxm\ngpus_per_node: 8\nlevels: []\n"); },
-       "c.yaml:4:9: levels: expected a list of topology levels, innermost first, got an empty list\n"
+       [] {
+         read_cluster_yaml("c.yaml", "name: c\ngpu: h100-sxm\ngpus_per_node: 8\nlevels: []\n");
+       },
+       "c.yaml:4:9: levels: expected a list of topology levels, innermost first, got an empty "
+       "list\n"
        "  levels: []\n"
        "          ^"},
       {"latent attention with fewer key-value heads than query heads",
        [] {
-         read_model_yaml("m.yaml", edit(kModel, "heads: 4\n", "heads: 4\nkv_heads: 2\n") +
-                                       "mla:\n  kv_lora_rank: 16\n  qk_rope_head_dim: 8\n  v_head_dim: 12\n");
+         read_model_yaml("m.yaml",
+                         edit(kModel, "heads: 4\n", "heads: 4\nkv_heads: 2\n") +
+                             "mla:\n  kv_lora_rank: 16\n  qk_rope_head_dim: 8\n  v_head_dim: 12\n");
        },
        "m.yaml:15:3: mla: multi-head latent attention needs kv_heads equal to heads 4, got 2\n"
        "    kv_lora_rank: 16\n"
@@ -421,8 +433,9 @@ TEST(YamlReader, ErrorMessages) {
        "hint: drop kv_heads, or set it to heads"},
       {"a rotary part as wide as the whole head",
        [] {
-         read_model_yaml("m.yaml", std::string(kModel) +
-                                       "mla:\n  kv_lora_rank: 16\n  qk_rope_head_dim: 16\n  v_head_dim: 12\n");
+         read_model_yaml(
+             "m.yaml", std::string(kModel) +
+                           "mla:\n  kv_lora_rank: 16\n  qk_rope_head_dim: 16\n  v_head_dim: 12\n");
        },
        "m.yaml:15:21: mla.qk_rope_head_dim: qk_rope_head_dim 16 leaves nothing of head_dim 16\n"
        "    qk_rope_head_dim: 16\n"
@@ -435,7 +448,9 @@ TEST(YamlReader, ErrorMessages) {
        "                ^\n"
        "hint: give attention_window, the positions a query sees on those layers"},
       {"more local layers than layers",
-       [] { read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 3\n"); },
+       [] {
+         read_model_yaml("m.yaml", std::string(kModel) + "attention_window: 64\nlocal_layers: 3\n");
+       },
        "m.yaml:14:15: local_layers: local_layers 3 exceeds the 2 layers\n"
        "  local_layers: 3\n"
        "                ^"},

@@ -51,8 +51,8 @@ TEST(ParamCounts, DeepSeekV3LatentAttentionGivesItsPublishedTotalAndActivatedCou
   // The attention of one layer from its config's shapes: q down 7168 x 1536 and its norm, q up
   // 1536 x 128 x 192, kv down 7168 x (512 + 64) and its norm, kv up 512 x 128 x (128 + 128),
   // output 128 x 128 x 7168.
-  const double attention = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 + 512.0 * 128 * 256 +
-                           128.0 * 128 * 7168;
+  const double attention = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 +
+                           512.0 * 128 * 256 + 128.0 * 128 * 7168;
   EXPECT_DOUBLE_EQ(p.per_layer_dense, attention + 2 * 7168.0 + 3 * 7168.0 * 18432);
   EXPECT_NEAR(p.total, 671e9, 0.5e9);
   EXPECT_NEAR(p.active, 37e9, 0.5e9);
@@ -70,8 +70,10 @@ TEST(ModelFlops, SlidingWindowLayersCountTheirWindowInsteadOfTheSequence) {
   const double full = attention_flops_per_token(m, 8192);
   m.attention_window = 4096;
   m.local_layers = 16;  // half the 32 layers
-  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 8192), full * (16 * 8192.0 + 16 * 4096.0) / (32 * 8192.0));
-  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 2048), attention_flops_per_token(spec::model_preset("llama3.1-8b"), 2048));
+  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 8192),
+                   full * (16 * 8192.0 + 16 * 4096.0) / (32 * 8192.0));
+  EXPECT_DOUBLE_EQ(attention_flops_per_token(m, 2048),
+                   attention_flops_per_token(spec::model_preset("llama3.1-8b"), 2048));
 }
 
 TEST(ParamCounts, SandwichNormsAddTwoNormsPerLayer) {

@@ -105,11 +105,13 @@ TEST(Operators, LatentAttentionSplitsOnlyItsUpProjectionsOverTensorParallelRanks
 TEST(Operators, LatentAttentionStoresEachLatentTwiceForBackward) {
   spec::Scenario s = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
   s.model.kv_heads = s.model.heads;
-  s.model.mla = {.q_lora_rank = 512, .kv_lora_rank = 256, .qk_rope_head_dim = 64, .v_head_dim = 128};
+  s.model.mla = {
+      .q_lora_rank = 512, .kv_lora_rank = 256, .qk_rope_head_dim = 64, .v_head_dim = 128};
   spec::Scenario wider = s;
   wider.model.mla.q_lora_rank = 1024;
   // The down projection's output (its norm's input) and the normed latent, whole on every rank.
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(wider, spec::Recompute::kNone) - layer_activation_bytes(s, spec::Recompute::kNone),
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(wider, spec::Recompute::kNone) -
+                       layer_activation_bytes(s, spec::Recompute::kNone),
                    2 * 2 * local_tokens(s) * 512);
 }
 
@@ -127,7 +129,8 @@ TEST(Operators, SlidingWindowAttentionMultipliesOnlyTheKeysInItsWindow) {
   EXPECT_DOUBLE_EQ(w.flops / a.flops, 3072.0 / 4096);
   EXPECT_DOUBLE_EQ(w.n, 4096);  // the kernel runs as at a 4096-key context
   // Half the layers windowed: the average of the two kinds, each query seeing 3584 keys, and as
-  // context the FLOP-weighted harmonic mean of 8192 and 4096, so that the time is the sum of theirs.
+  // context the FLOP-weighted harmonic mean of 8192 and 4096, so that the time is the sum of
+  // theirs.
   windowed.model.local_layers = windowed.model.layers / 2;
   const LayerOps half_ops = layer_ops(windowed, false);
   const Op& half = find(half_ops, "attention");
@@ -148,7 +151,8 @@ TEST(Operators, GemmasSandwichNormsGeluGateAndLogitCapping) {
   for (std::size_t i = 0, j = 0; i < ops.size(); ++i) {
     const std::string_view name = ops[i].name;
     if (name == "attention_post_norm" || name == "mlp_post_norm") {
-      EXPECT_TRUE(std::string_view(ops[i - 1].name) == "output_projection" || std::string_view(ops[i - 1].name) == "mlp_down");
+      EXPECT_TRUE(std::string_view(ops[i - 1].name) == "output_projection" ||
+                  std::string_view(ops[i - 1].name) == "mlp_down");
       EXPECT_DOUBLE_EQ(ops[i].bytes, find(plain, "attention_norm").bytes);
       continue;
     }
@@ -157,11 +161,13 @@ TEST(Operators, GemmasSandwichNormsGeluGateAndLogitCapping) {
     EXPECT_DOUBLE_EQ(ops[i].flops, plain[j].flops) << name;
     ++j;
   }
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(gemma, spec::Recompute::kNone) - layer_activation_bytes(llama, spec::Recompute::kNone),
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(gemma, spec::Recompute::kNone) -
+                       layer_activation_bytes(llama, spec::Recompute::kNone),
                    2 * 2 * local_tokens(llama) * llama.model.hidden);  // the two new norms' inputs
   const LayerOps head = head_ops(gemma);
   const double logits = local_tokens(gemma) * gemma.model.vocab;
-  EXPECT_DOUBLE_EQ(find(head, "logit_softcap").bytes, 2 * 2 * logits);  // fused: read and write once
+  EXPECT_DOUBLE_EQ(find(head, "logit_softcap").bytes,
+                   2 * 2 * logits);  // fused: read and write once
 }
 
 // Llama 4's chunked attention: a query sees the keys from its 8192-position chunk's start, 4096 on
@@ -174,7 +180,8 @@ TEST(Operators, ChunkedAttentionMultipliesTheKeysOfItsChunk) {
   chunked.model.local_layers = chunked.model.layers;
   chunked.model.attention_chunked = true;
   const LayerOps full_ops = layer_ops(full, false), chunked_ops = layer_ops(chunked, false);
-  EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").flops / find(full_ops, "attention").flops, 4096.0 / 16384);
+  EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").flops / find(full_ops, "attention").flops,
+                   4096.0 / 16384);
   EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").n, 8192);
 }
 
