@@ -1,11 +1,13 @@
 // stepcast presets [show NAME]: list the built-in models, GPUs and clusters, or print one as YAML
-// that can be edited and passed back with --model FILE / --cluster FILE.
+// that can be edited and passed back with --model FILE / --cluster FILE. A Hugging Face
+// config.json in place of NAME prints the model it describes in the same schema.
 #include <fmt/format.h>
 
 #include <memory>
 
 #include "cli/commands.h"
 #include "spec/presets.h"
+#include "spec/yaml_writer.h"
 
 namespace stepcast::cli {
 
@@ -13,8 +15,15 @@ Runner add_presets(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("presets", "List built-in presets, or show one as YAML");
   CLI::App* show = cmd->add_subcommand("show", "Print one preset as editable YAML");
   auto name = std::make_shared<std::string>();
-  show->add_option("name", *name, "Preset name")->required();
+  show->add_option("name", *name, "Preset name, or a Hugging Face config.json to convert")->required();
   return [show, name] {
+    if (show->parsed() && name->ends_with(".json")) {
+      const spec::ModelSpec m = spec::load_model(*name);
+      fmt::print("{}", spec::model_yaml(m, fmt::format("# {}, read from the Hugging Face config {} by stepcast.\n"
+                                                       "# Edit and pass back with --model FILE.yaml.\n",
+                                                       m.name, *name)));
+      return kExitOk;
+    }
     if (show->parsed()) {
       fmt::print("{}", spec::preset_yaml(*name));
       return kExitOk;

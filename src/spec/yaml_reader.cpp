@@ -408,7 +408,7 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
                "give head_dim, or a head count that divides the hidden size");
     }
     m.vocab = r.count("vocab", 1);
-    m.max_seq = r.count("max_seq", 1);
+    m.max_seq = r.count("max_seq", 1, 0);
     m.mlp = r.choice<MlpKind>(
         "mlp",
         {{"gelu", MlpKind::kGelu}, {"swiglu", MlpKind::kSwiglu}, {"geglu", MlpKind::kGeglu}});
@@ -418,6 +418,9 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
                                                      {"rope", PositionKind::kRope},
                                                      {"alibi", PositionKind::kAlibi},
                                                      {"none", PositionKind::kNone}});
+    if (m.position == PositionKind::kLearned && m.max_seq == 0) {
+      src.fail(r.value("position").Mark(), "max_seq", "learned positions need max_seq, the positions the table holds");
+    }
     m.tied_embeddings = r.boolean("tied_embeddings");
     m.bias = r.boolean("bias");
     if (r.has("qk_norm")) m.qk_norm = r.boolean("qk_norm");

@@ -22,10 +22,13 @@
 
 namespace stepcast::spec {
 
-/// Required: name, layers, hidden, ffn, heads, vocab, max_seq, mlp (gelu|swiglu), norm
-/// (layernorm|rmsnorm), position (learned|rope|alibi|none), tied_embeddings, bias. Optional:
-/// kv_heads (default heads; must divide heads), head_dim, moe {experts, top_k, expert_ffn,
-/// shared_experts, dense_layers, layer_interval, capacity_factor}.
+/// Required: name, layers, hidden, ffn, heads, vocab, mlp (gelu|swiglu|geglu), norm
+/// (layernorm|rmsnorm), position (learned|rope|alibi|none), tied_embeddings, bias, and max_seq
+/// with learned positions (optional otherwise). Optional: kv_heads (default heads; must divide
+/// heads), head_dim, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, attention_window
+/// {local_layers, attention_chunked}, moe {experts, top_k, expert_ffn, shared_experts,
+/// dense_layers, layer_interval, capacity_factor}, mla {q_lora_rank, kv_lora_rank,
+/// qk_rope_head_dim, v_head_dim}.
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text);
 
 /// Required: name, peak_fp32, peak_tf32, peak_bf16 (FLOP rates), hbm, hbm_bandwidth, tdp,

@@ -125,6 +125,10 @@ TEST(YamlReader, ReadsMoeLayersEveryOtherLayer) {
   EXPECT_EQ(m.moe_layers(), 1);
 }
 
+TEST(YamlReader, MaxSeqIsOptionalWithoutLearnedPositions) {
+  EXPECT_EQ(read_model_yaml("m.yaml", edit(kModel, "max_seq: 128\n", "")).max_seq, 0);
+}
+
 TEST(YamlReader, ReadsQueryKeyNorms) {
   EXPECT_TRUE(read_model_yaml("m.yaml", std::string(kModel) + "qk_norm: true\n").qk_norm);
 }
@@ -454,6 +458,11 @@ TEST(YamlReader, ErrorMessages) {
        "m.yaml:14:15: local_layers: local_layers 3 exceeds the 2 layers\n"
        "  local_layers: 3\n"
        "                ^"},
+      {"learned positions without max_seq",
+       [] { read_model_yaml("m.yaml", edit(edit(kModel, "max_seq: 128\n", ""), "position: rope", "position: learned")); },
+       "m.yaml:9:11: max_seq: learned positions need max_seq, the positions the table holds\n"
+       "  position: learned\n"
+       "            ^"},
       {"a document that is not a map", [] { read_gpu_yaml("g.yaml", "- a\n- b\n"); },
        "g.yaml:1:1: expected a map of keys, got a list\n"
        "  - a\n"
