@@ -15,13 +15,16 @@ Runner add_presets(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("presets", "List built-in presets, or show one as YAML");
   CLI::App* show = cmd->add_subcommand("show", "Print one preset as editable YAML");
   auto name = std::make_shared<std::string>();
-  show->add_option("name", *name, "Preset name, or a Hugging Face config.json to convert")->required();
+  show->add_option("name", *name, "Preset name, or a Hugging Face config.json to convert")
+      ->required();
   return [show, name] {
     if (show->parsed() && name->ends_with(".json")) {
       const spec::ModelSpec m = spec::load_model(*name);
-      fmt::print("{}", spec::model_yaml(m, fmt::format("# {}, read from the Hugging Face config {} by stepcast.\n"
-                                                       "# Edit and pass back with --model FILE.yaml.\n",
-                                                       m.name, *name)));
+      fmt::print("{}",
+                 spec::model_yaml(
+                     m, fmt::format("# {}, read from the Hugging Face config {} by stepcast.\n"
+                                    "# Edit and pass back with --model FILE.yaml.\n",
+                                    m.name, *name)));
       return kExitOk;
     }
     if (show->parsed()) {

@@ -419,7 +419,8 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
                                                      {"alibi", PositionKind::kAlibi},
                                                      {"none", PositionKind::kNone}});
     if (m.position == PositionKind::kLearned && m.max_seq == 0) {
-      src.fail(r.value("position").Mark(), "max_seq", "learned positions need max_seq, the positions the table holds");
+      src.fail(r.value("position").Mark(), "max_seq",
+               "learned positions need max_seq, the positions the table holds");
     }
     m.tied_embeddings = r.boolean("tied_embeddings");
     m.bias = r.boolean("bias");

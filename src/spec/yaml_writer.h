@@ -2,7 +2,8 @@
 // of the presets in data/models/, optional keys only where they differ from their defaults: how
 // `stepcast presets show path/config.json` turns a Hugging Face config into a file to edit.
 //
-//   const std::string text = spec::model_yaml(spec::load_model("Qwen3-32B/config.json"), "# from ...\n");
+//   const std::string text = spec::model_yaml(spec::load_model("Qwen3-32B/config.json"), "# from
+//   ...\n");
 //   // read_model_yaml("m.yaml", text) gives the same ModelSpec back.
 #pragma once
 

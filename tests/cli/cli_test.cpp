@@ -259,15 +259,18 @@ TEST(Cli, OpsInJsonAddsAnOperatorsArrayToEstimateAndSimulate) {
 }
 
 TEST(Cli, PresetsShowTurnsAHuggingFaceConfigIntoAModelYamlThatEstimatesTheSame) {
-  const std::string config = std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/Llama-3.1-8B/config.json";
+  const std::string config =
+      std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/Llama-3.1-8B/config.json";
   const Invocation yaml = stepcast("presets show " + config);
   ASSERT_EQ(yaml.exit_code, 0) << yaml.output;
   EXPECT_NE(yaml.output.find("name: Llama-3.1-8B\n"), std::string::npos) << yaml.output;
   const std::string path = ::testing::TempDir() + "stepcast_llama.yaml";
   std::ofstream(path) << yaml.output;
   const std::string args = " --gpus 8 --seq 4096 --json";
-  const nlohmann::json from_yaml = nlohmann::json::parse(stepcast("estimate --model " + path + args).output);
-  const nlohmann::json from_config = nlohmann::json::parse(stepcast("estimate --model " + config + args).output);
+  const nlohmann::json from_yaml =
+      nlohmann::json::parse(stepcast("estimate --model " + path + args).output);
+  const nlohmann::json from_config =
+      nlohmann::json::parse(stepcast("estimate --model " + config + args).output);
   EXPECT_EQ(from_yaml["step_time_s"], from_config["step_time_s"]);
   EXPECT_EQ(from_yaml["memory"]["per_gpu_gib"], from_config["memory"]["per_gpu_gib"]);
 }

@@ -459,7 +459,10 @@ TEST(YamlReader, ErrorMessages) {
        "  local_layers: 3\n"
        "                ^"},
       {"learned positions without max_seq",
-       [] { read_model_yaml("m.yaml", edit(edit(kModel, "max_seq: 128\n", ""), "position: rope", "position: learned")); },
+       [] {
+         read_model_yaml("m.yaml", edit(edit(kModel, "max_seq: 128\n", ""), "position: rope",
+                                        "position: learned"));
+       },
        "m.yaml:9:11: max_seq: learned positions need max_seq, the positions the table holds\n"
        "  position: learned\n"
        "            ^"},

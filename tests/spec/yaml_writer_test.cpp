@@ -28,7 +28,8 @@ TEST(YamlWriter, EveryModelPresetReadsBackAsItself) {
 }
 
 TEST(YamlWriter, AHuggingFaceConfigReadsBackAsTheModelItDescribes) {
-  const ModelSpec m = load_model(std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/Llama-3.1-8B/config.json");
+  const ModelSpec m =
+      load_model(std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/Llama-3.1-8B/config.json");
   const std::string text = model_yaml(m, "# from config.json\n");
   EXPECT_EQ(text.rfind("# from config.json\nname: Llama-3.1-8B\n", 0), 0u) << text;
   EXPECT_EQ(fields(read_model_yaml("m.yaml", text)), fields(m));
