@@ -53,7 +53,7 @@ double op_checkpoint_bytes(const spec::Scenario& s) {
     if (op.kind == OpKind::kGemm && !op.core_attention) {
       bytes += e * op.m * op.n * op.instances * (1 - op.op_checkpoint_recompute);
     } else if (op.kind == OpKind::kAttention) {
-      bytes += e * op.m * op.k * op.instances + kFp32 * op.m * op.instances;
+      bytes += e * op.m * s.model.value_head_dim() * op.instances + kFp32 * op.m * op.instances;
     }
   }
   return bytes;
