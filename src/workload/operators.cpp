@@ -408,6 +408,13 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
                                                 "expert_activation", "expert_down", local_experts, out);
     out[expert_up].ep_edge = BlockEdge::kStart;
     out.back().ep_edge = BlockEdge::kEnd;
+    // The local experts' weights of each projection are one grouped tensor, as their grouped GEMM
+    // reads them (Megatron-Core's GroupedMLP, torchtitan's GroupedExperts): one gradient
+    // accumulation per projection, not one per expert.
+    for (Op* projection : {&out[expert_up], &out.back()}) {
+      projection->weights = 1;
+      projection->biases = m.bias ? 1 : 0;
+    }
     if (moe.shared_experts > 0) {
       add_dense_mlp(s, tokens, static_cast<double>(moe.expert_ffn) * moe.shared_experts,
                     "shared_expert_up", "shared_expert_activation", "shared_expert_down", 1, out);

@@ -49,8 +49,9 @@ struct Op {
   // every matmul output of a block except the even-numbered ones, counting wq, wk, wv, wo, then
   // w1, w3, w2 (SwiGLU) or w1, w2 (GELU); so wk, wo and w3 (or the GELU down projection) re-run.
   double op_checkpoint_recompute = 0;
-  // Trained tensors of the op (all instances). Backward launches a kernel per tensor to add its
-  // gradient into the accumulated one, and one to reduce each linear bias's gradient.
+  // Trained tensors of the op (all instances: one per instance, or one grouped tensor). Backward
+  // launches a kernel per tensor to add its gradient into the accumulated one, and one to reduce
+  // each linear bias's gradient.
   double weights = 0, biases = 0;
   // Kernels a memory-bound op launches per forward and per backward: eager PyTorch runs an op as a
   // chain of kernels (Strategy::Elementwise).
@@ -88,12 +89,13 @@ class LayerOps {
 };
 
 /// Calls visit(elements) for each trained tensor of `op` on this GPU: a linear layer's k x n
-/// weight and n bias per instance; a norm's n-wide scale and shift.
+/// weights and n biases of all its instances, in as many tensors as it has (one per instance, or
+/// one grouped tensor for them all); a norm's n-wide scale and shift.
 template <typename Visit>
 void for_each_trained_tensor(const Op& op, Visit visit) {
   const bool linear = op.kind == OpKind::kGemm;
-  for (int i = 0; i < op.weights; ++i) visit(linear ? op.k * op.n : op.n);
-  for (int i = 0; i < op.biases; ++i) visit(op.n);
+  for (int i = 0; i < op.weights; ++i) visit((linear ? op.k * op.n : op.n) * op.instances / op.weights);
+  for (int i = 0; i < op.biases; ++i) visit(op.n * op.instances / op.biases);
 }
 
 /// One transformer layer for one micro-batch on one GPU of the tensor/context/expert-parallel

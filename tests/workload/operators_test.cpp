@@ -185,6 +185,23 @@ TEST(Operators, ChunkedAttentionMultipliesTheKeysOfItsChunk) {
   EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").n, 8192);
 }
 
+// Mixtral's 8 experts on one GPU: each projection's weights are one grouped tensor of all 8, as
+// the grouped GEMM reads them, so backward accumulates its gradient in one kernel, not eight.
+TEST(Operators, RoutedExpertsKeepEachProjectionAsOneGroupedTensor) {
+  const spec::Scenario s = scenario("mixtral-8x7b", spec::Elementwise::kFusedKernels);
+  const LayerOps ops = layer_ops(s, true);
+  for (const char* name : {"expert_up", "expert_down"}) {
+    const Op& op = find(ops, name);
+    EXPECT_EQ(op.instances, 8) << name;
+    EXPECT_EQ(op.weights, 1) << name;
+    double elements = 0;
+    int tensors = 0;
+    for_each_trained_tensor(op, [&](double n) { elements += n, ++tensors; });
+    EXPECT_EQ(tensors, 1) << name;
+    EXPECT_DOUBLE_EQ(elements, 8 * op.k * op.n) << name;
+  }
+}
+
 TEST(Operators, LayerNormRunsAsOneKernelEvenEagerly) {
   const LayerOps fused = layer_ops(scenario("gpt3-175b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("gpt3-175b", spec::Elementwise::kEager), false);
