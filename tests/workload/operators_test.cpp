@@ -115,27 +115,37 @@ TEST(Operators, LatentAttentionStoresEachLatentTwiceForBackward) {
                    2 * 2 * local_tokens(s) * 512);
 }
 
+// The attention operator of Llama 3.1 8B at `seq` tokens, its layers all attending to the whole
+// sequence (window 0), or `local_layers` of them to `window` positions, sliding or in chunks.
+Op attention(int seq, int window = 0, int local_layers = 0, bool chunked = false) {
+  spec::Scenario s = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  s.strategy.seq_len = seq;
+  s.model.attention_window = window;
+  s.model.local_layers = local_layers;
+  s.model.attention_chunked = chunked;
+  return find(layer_ops(s, false), "attention");
+}
+
 // Mistral 7B v0.1's 4096-position window at 8192 tokens: each query multiplies 4096 keys once
 // past the first 4096, 3072 on average, against 4096 for causal full attention.
 TEST(Operators, SlidingWindowAttentionMultipliesOnlyTheKeysInItsWindow) {
-  spec::Scenario full = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
-  full.strategy.seq_len = 8192;
-  spec::Scenario windowed = full;
-  windowed.model.attention_window = 4096;
-  windowed.model.local_layers = windowed.model.layers;
-  const LayerOps full_ops = layer_ops(full, false), windowed_ops = layer_ops(windowed, false);
-  const Op& a = find(full_ops, "attention");
-  const Op& w = find(windowed_ops, "attention");
-  EXPECT_DOUBLE_EQ(w.flops / a.flops, 3072.0 / 4096);
-  EXPECT_DOUBLE_EQ(w.n, 4096);  // the kernel runs as at a 4096-key context
+  const Op full = attention(8192), windowed = attention(8192, 4096, 32);
+  EXPECT_DOUBLE_EQ(windowed.flops / full.flops, 3072.0 / 4096);
+  EXPECT_DOUBLE_EQ(windowed.n, 4096);  // the kernel runs as at a 4096-key context
   // Half the layers windowed: the average of the two kinds, each query seeing 3584 keys, and as
   // context the FLOP-weighted harmonic mean of 8192 and 4096, so that the time is the sum of
   // theirs.
-  windowed.model.local_layers = windowed.model.layers / 2;
-  const LayerOps half_ops = layer_ops(windowed, false);
-  const Op& half = find(half_ops, "attention");
-  EXPECT_DOUBLE_EQ(half.flops / a.flops, 3584.0 / 4096);
+  const Op half = attention(8192, 4096, 16);
+  EXPECT_DOUBLE_EQ(half.flops / full.flops, 3584.0 / 4096);
   EXPECT_NEAR(half.n, 3584.0 / (2048.0 / 8192 + 1536.0 / 4096), 1e-9 * half.n);
+}
+
+// Llama 4's chunked attention: a query sees the keys from its 8192-position chunk's start, 4096 on
+// average, against 16384 for causal attention over 32768 positions.
+TEST(Operators, ChunkedAttentionMultipliesTheKeysOfItsChunk) {
+  const Op full = attention(32768), chunked = attention(32768, 8192, 32, true);
+  EXPECT_DOUBLE_EQ(chunked.flops / full.flops, 4096.0 / 16384);
+  EXPECT_DOUBLE_EQ(chunked.n, 8192);
 }
 
 // Gemma 2 and 3: a norm after the attention and after the MLP, each before its residual add; the
@@ -170,20 +180,6 @@ TEST(Operators, GemmasSandwichNormsGeluGateAndLogitCapping) {
                    2 * 2 * logits);  // fused: read and write once
 }
 
-// Llama 4's chunked attention: a query sees the keys from its 8192-position chunk's start, 4096 on
-// average, against 16384 for causal attention over 32768 positions.
-TEST(Operators, ChunkedAttentionMultipliesTheKeysOfItsChunk) {
-  spec::Scenario full = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
-  full.strategy.seq_len = 32768;
-  spec::Scenario chunked = full;
-  chunked.model.attention_window = 8192;
-  chunked.model.local_layers = chunked.model.layers;
-  chunked.model.attention_chunked = true;
-  const LayerOps full_ops = layer_ops(full, false), chunked_ops = layer_ops(chunked, false);
-  EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").flops / find(full_ops, "attention").flops,
-                   4096.0 / 16384);
-  EXPECT_DOUBLE_EQ(find(chunked_ops, "attention").n, 8192);
-}
 
 // Mixtral's 8 experts on one GPU: each projection's weights are one grouped tensor of all 8, as
 // the grouped GEMM reads them, so backward accumulates its gradient in one kernel, not eight.
