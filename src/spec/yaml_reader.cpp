@@ -366,6 +366,28 @@ MoeSpec moe_from(MapReader r, const ModelSpec& m) {
   return moe;
 }
 
+// attention_window with local_layers (default: every layer) and attention_chunked; neither of
+// the two without the window.
+void read_attention_window(const Source& src, MapReader& r, ModelSpec& m) {
+  if (!r.has("attention_window")) {
+    for (const char* key : {"local_layers", "attention_chunked"}) {
+      if (r.has(key)) {
+        src.fail(r.value(key).Mark(), key, std::string(key) + " without an attention_window",
+                 "give attention_window, the positions a query sees on those layers");
+      }
+    }
+    return;
+  }
+  m.attention_window = r.count("attention_window", 1);
+  m.local_layers = r.count("local_layers", 1, m.layers);
+  if (r.has("attention_chunked")) m.attention_chunked = r.boolean("attention_chunked");
+  if (m.local_layers > m.layers) {
+    src.fail(r.value("local_layers").Mark(), "local_layers",
+             "local_layers " + std::to_string(m.local_layers) + " exceeds the " +
+                 std::to_string(m.layers) + " layers");
+  }
+}
+
 // Multi-head latent attention: the rotary part is a part of head_dim.
 MlaSpec mla_from(MapReader r, const ModelSpec& m) {
   MlaSpec mla;
@@ -429,23 +451,7 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
     if (r.has("logit_softcap"))
       m.logit_softcap = r.number("logit_softcap", 0, std::numeric_limits<double>::infinity(), true);
     if (r.has("hidden_dropout")) m.hidden_dropout = r.number("hidden_dropout", 0, 1, false);
-    if (r.has("attention_window")) {
-      m.attention_window = r.count("attention_window", 1);
-      m.local_layers = r.count("local_layers", 1, m.layers);
-      if (r.has("attention_chunked")) m.attention_chunked = r.boolean("attention_chunked");
-      if (m.local_layers > m.layers) {
-        src.fail(r.value("local_layers").Mark(), "local_layers",
-                 "local_layers " + std::to_string(m.local_layers) + " exceeds the " +
-                     std::to_string(m.layers) + " layers");
-      }
-    } else {
-      for (const char* key : {"local_layers", "attention_chunked"}) {
-        if (r.has(key)) {
-          src.fail(r.value(key).Mark(), key, std::string(key) + " without an attention_window",
-                   "give attention_window, the positions a query sees on those layers");
-        }
-      }
-    }
+    read_attention_window(src, r, m);
     if (r.has("moe")) m.moe = moe_from(MapReader(src, r.value("moe"), "moe"), m);
     if (r.has("mla")) {
       m.mla = mla_from(MapReader(src, r.value("mla"), "mla"), m);
