@@ -2,14 +2,42 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "report/report.h"
+#include "workload/pipeline_schedule.h"
 
 namespace stepcast::report {
 namespace {
 
 using analytic::OperatorCost;
 using analytic::OperatorGroup;
+
+// What a group's kernels add up to in a step: a layer group's on the stage with the most layers
+// (its MoE layers in the model's proportion), the embedding's on the first stage, the head's on
+// the last.
+std::string step_line(const spec::Scenario& s, OperatorGroup group, double kernel_s) {
+  const spec::Strategy& st = s.strategy;
+  const int micro_batches = st.micro_batches();
+  const std::string per_step =
+      fmt::format("{} micro-batch{}", micro_batches, micro_batches == 1 ? "" : "es");
+  if (group == OperatorGroup::kEmbedding || group == OperatorGroup::kHead) {
+    return fmt::format("  a step: {} = {:.3f} s of kernels on the {} stage\n", per_step,
+                       micro_batches * kernel_s, group == OperatorGroup::kHead ? "last" : "first");
+  }
+  int layers = 0;
+  for (int i = 0; i < st.pp; ++i) {
+    layers = std::max(layers, workload::stage_layer_count(s.model.layers, st.pp, st.vp, i));
+  }
+  const double moe = s.model.moe_layer_fraction();
+  const double runs = layers * (group == OperatorGroup::kMoeLayer ? moe : 1 - moe);
+  // The closed form spreads the MoE layers over the stages in proportion, so a kind's count on
+  // one stage can be fractional.
+  const bool whole = runs == std::floor(runs);
+  return fmt::format(
+      "  a step: {:.3g} layers{} x {} = {:.3f} s of kernels on the stage with the most layers\n",
+      runs, whole ? "" : " on average", per_step, runs * micro_batches * kernel_s);
+}
 
 std::string group_heading(const spec::Scenario& s, OperatorGroup group) {
   const spec::ModelSpec& m = s.model;
@@ -81,6 +109,7 @@ std::string operators_text(const spec::Scenario& s, const std::vector<OperatorCo
                  share(c->kernel_s()), rate(*c));
     }
     out += row("total", "", total, share(total.kernels()), "");
+    out += step_line(s, group->group, total.kernels());
     group = end;
   }
   return out;

@@ -236,7 +236,8 @@ TEST(Cli, OpsListsEveryOperatorAfterTheTableWithItsTimesAndRate) {
   EXPECT_LT(r.output.find("memory per GPU"), table);
   for (const char* expected :
        {"32 transformer layers per micro-batch over 4 pipeline stages", "qkv_projection", "TFLOP/s",
-        "GB/s", "head and loss, once per micro-batch on the last stage"}) {
+        "GB/s", "head and loss, once per micro-batch on the last stage",
+        "a step: 8 layers x 8 micro-batches =", "a step: 8 micro-batches ="}) {
     EXPECT_NE(r.output.find(expected, table), std::string::npos) << expected;
   }
 }
