@@ -49,6 +49,12 @@ const char* const kGpu =
     "attention_efficiency: 0.4\n"
     "kernel_overhead: \"3 us\"\n";
 
+// The hint an unknown model key gets: every key the model schema reads, in the order it reads them.
+const char* const kValidModelKeys =
+    "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, norm, "
+    "position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, hidden_dropout, "
+    "attention_window, local_layers, attention_chunked, moe, mla";
+
 const char* const kCluster =
     "name: mine\n"
     "gpu: h100-sxm\n"
@@ -267,20 +273,14 @@ TEST(YamlReader, ErrorMessages) {
        [] { read_model_yaml("m.yaml", std::string(kModel) + "dropout: 0.1\n"); },
        "m.yaml:13:1: unknown key \"dropout\"\n"
        "  dropout: 0.1\n"
-       "  ^\n"
-       "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, "
-       "hidden_dropout, "
-       "attention_window, local_layers, attention_chunked, moe, mla"},
+       "  ^\n" +
+           std::string(kValidModelKeys)},
       {"an optional key that is present is listed once among the valid keys",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 2\ndropout: 0.1\n"); },
        "m.yaml:14:1: unknown key \"dropout\"\n"
        "  dropout: 0.1\n"
-       "  ^\n"
-       "hint: valid: name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, max_seq, mlp, "
-       "norm, position, tied_embeddings, bias, qk_norm, sandwich_norm, logit_softcap, "
-       "hidden_dropout, "
-       "attention_window, local_layers, attention_chunked, moe, mla"},
+       "  ^\n" +
+           std::string(kValidModelKeys)},
       {"a count too large for the model",
        [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 99999999999")); },
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"
