@@ -88,6 +88,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                  "layer: PyTorch FSDP, DeepSpeed since mid-2021) or tensor-blocking (one blocking "
                  "collective per parameter tensor: DeepSpeed 0.3.x)")
       ->check(CLI::IsMember({"layer", "tensor-blocking"}))->capture_default_str();
+  cmd.add_flag(
+      "--host-reads-loss", st.host_reads_loss,
+      "The host waits for each micro-batch's loss before launching its backward (DeepSpeed "
+      "July 2023 - February 2024: loss.item() in engine.backward). Changes simulate only: the "
+      "closed form already prices each pass of a layer on its own");
   cmd.add_option("--host-dispatch", o.host_dispatch,
                  "Host time per kernel launch, e.g. \"42.4 us\" (eager PyTorch, the default) or \"0 us\" "
                  "(CUDA graphs)");

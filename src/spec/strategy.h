@@ -82,6 +82,10 @@ struct Strategy {
   // training traces (tools/measure_host_dispatch.py). 0 models CUDA graphs.
   double host_dispatch_s = 42.4e-6;
   PipelineTransfers pipeline_transfers = PipelineTransfers::kHostSynchronised;
+  // The host reads each micro-batch's loss before it launches that micro-batch's backward, and so
+  // waits for the GPU to finish the forward: DeepSpeed's engine.backward() called
+  // loss.mean().item() from July 2023 (PR #4030) to February 2024 (PR #5135).
+  bool host_reads_loss = false;
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 
   int micro_batches() const { return global_batch / (dp * micro_batch); }

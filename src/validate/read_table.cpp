@@ -426,6 +426,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   st.attention = AttentionKernel::kUnfused;
   st.overlap_dp_comm = false;
   st.fused_cross_entropy = false;
+  st.host_reads_loss = true;
   return c;
 }
 

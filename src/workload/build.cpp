@@ -384,6 +384,7 @@ class StepBuilder {
     const bool buckets = last_of_chunk && weights_done;
     if (input_pass && model_chunk < chunks_ - 1) receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
+      if (input_pass && st_.host_reads_loss) host_waits_for(last_);
       edge_ops(head_, mode, mb);
       if (buckets) bucket(head_params(), "dp.grad_bucket", -1);
     }

@@ -276,6 +276,22 @@ TEST(Cli, PresetsShowTurnsAHuggingFaceConfigIntoAModelYamlThatEstimatesTheSame) 
   EXPECT_EQ(from_yaml["memory"]["per_gpu_gib"], from_config["memory"]["per_gpu_gib"]);
 }
 
+double step_time_s(const std::string& args) {
+  const Invocation r = stepcast(args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.output)["step_time_s"].get<double>() : 0;
+}
+
+TEST(Cli, AHostThatReadsTheLossSlowsALaunchBoundSimulationAndLeavesTheEstimate) {
+  // The simulated host can no longer launch a backward while its forward runs; the closed form
+  // prices each pass on its own either way.
+  const std::string launch_bound = " --model llama3.1-8b --gpus 1 --global-batch 4 --seq 128";
+  EXPECT_GT(step_time_s("simulate" + launch_bound + " --host-reads-loss"),
+            step_time_s("simulate" + launch_bound));
+  EXPECT_EQ(step_time_s("estimate" + launch_bound + " --host-reads-loss"),
+            step_time_s("estimate" + launch_bound));
+}
+
 TEST(Cli, SimulateWritesAChromeTraceWithEveryTaskOnce) {
   const std::string path = ::testing::TempDir() + "stepcast_simulate_trace.json";
   const Invocation r = stepcast(std::string("simulate ") + kSmallPipeline + " --json --chrome-trace " + path);

@@ -321,9 +321,10 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
             "strategy.elementwise = fused\n"
-    "strategy.fused_cross_entropy = true\n"
-    "strategy.host_dispatch_s = 4.24e-05\n"
-    "strategy.pipeline_transfers = host-sync\n"
+            "strategy.fused_cross_entropy = true\n"
+            "strategy.host_dispatch_s = 4.24e-05\n"
+            "strategy.host_reads_loss = false\n"
+            "strategy.pipeline_transfers = host-sync\n"
             "strategy.overlap_dp_comm = true\n"
             "strategy.sharded_collectives = layer\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");

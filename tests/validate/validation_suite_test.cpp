@@ -114,7 +114,9 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 1440);
-  EXPECT_LE(r.overall.mape, 0.108);  // softmax fallback (0.11), split k, as above (0.105); 2026-11-22, odd GEMMs as above (0.125 with host dispatch; 0.32)
+  // Softmax fallback (0.108; 0.11), split k, as above (0.105); 2026-11-22, odd GEMMs as above
+  // (0.125 with host dispatch; 0.32); 2026-11-22, later, the host reading DeepSpeed's loss (0.108).
+  EXPECT_LE(r.overall.mape, 0.099);
 }
 
 }  // namespace

@@ -268,6 +268,38 @@ TEST(Build, HostWaitsForTheGpuBeforeLoadingEachMicroBatch) {
   for (std::size_t mb = 1; mb < 4; ++mb) EXPECT_GE(first_launch[mb], gpu_end[mb - 1]) << mb;
 }
 
+// Per micro-batch: whether the host launched the backward's first kernel only after the GPU had
+// run the forward's last.
+std::vector<bool> backward_launches_wait_for_the_forward(bool host_reads_loss) {
+  spec::Scenario s = launch_bound(42.4e-6);
+  s.strategy.host_reads_loss = host_reads_loss;
+  const graph::ExecGraph g = build(s);
+  const sim::Timeline t = sim::run(g);
+  std::vector<sim::Time> forward_end(4, 0), backward_launch(4, -1);
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& task = g.task(id);
+    if (task.stream != kComputeStream || task.micro_batch < 0) continue;
+    const auto mb = static_cast<std::size_t>(task.micro_batch);
+    if (g.name(id).ends_with(".fwd"))
+      forward_end[mb] = std::max(forward_end[mb], t.spans[id].end_ns);
+    if (g.name(id).ends_with(".bwd") && backward_launch[mb] < 0) {
+      const graph::TaskId launch = id + 1;  // a kernel's launch is added right after it
+      EXPECT_EQ(g.task(launch).stream, kHostStream);
+      backward_launch[mb] = t.spans[launch].start_ns;
+    }
+  }
+  std::vector<bool> waited;
+  for (std::size_t mb = 0; mb < 4; ++mb) waited.push_back(backward_launch[mb] >= forward_end[mb]);
+  return waited;
+}
+
+TEST(Build, HostThatReadsTheLossLaunchesNoBackwardBeforeTheForwardHasRun) {
+  // DeepSpeed's engine.backward() of 2023 called loss.mean().item(), which waits for the GPU; an
+  // eager host that does not read the loss launches the backward while the forward still runs.
+  for (bool waited : backward_launches_wait_for_the_forward(true)) EXPECT_TRUE(waited);
+  for (bool waited : backward_launches_wait_for_the_forward(false)) EXPECT_FALSE(waited);
+}
+
 // Host launches that follow a pipeline receive in program order, and whether each started only
 // after that receive ended.
 std::vector<bool> launches_after_receives_wait(spec::PipelineTransfers transfers) {
