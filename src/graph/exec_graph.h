@@ -25,6 +25,15 @@ using TaskId = std::uint32_t;
 inline constexpr std::uint32_t kNoCollective = 0xffffffffu;
 inline constexpr std::uint32_t kNoLink = 0xffffffffu;
 
+/// Links are full duplex. Task::link names a port (one rank's connection at one topology level)
+/// and the directions of it that the transfer uses: a send its port's outbound direction, a
+/// receive its inbound one, a ring collective, which sends and receives at once, both.
+enum class LinkDirection : std::uint32_t { kBoth = 0, kOutbound = 1, kInbound = 2 };
+/// The Task::link of `port` used in `direction`. REQUIRES: port < 2^30.
+constexpr std::uint32_t link(std::uint32_t port, LinkDirection direction) {
+  return port << 2 | static_cast<std::uint32_t>(direction);
+}
+
 enum class TaskKind : std::uint8_t {
   kCompute,     // a GPU kernel
   kCollective,  // one rank's part of a collective (all-reduce, all-gather, ...)
@@ -70,7 +79,8 @@ struct Task {
   float beside_collective_slowdown = 1;
   std::int64_t duration_ns = 0;    // REQUIRES: >= 0
   std::uint32_t collective = kNoCollective;  // set by add_collective for kCollective/kSend/kRecv
-  // Transfers with the same link id that overlap in time share its bandwidth (sim/engine.h).
+  // Transfers on the same direction of a port that overlap in time share its bandwidth
+  // (graph::link, sim/engine.h).
   std::uint32_t link = kNoLink;
   Category category = Category::kCompute;
   // Metadata for analysis and traces.

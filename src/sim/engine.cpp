@@ -361,7 +361,18 @@ TaskId pick_stuck_task(const ExecGraph& g, const std::vector<State>& state,
                   "stream");
 }
 
-// The distinct links that the members of `c` name, into `out`; empty when the collective is no
+// The links (directions of a port: 2 port outbound, 2 port + 1 inbound) that a Task::link value
+// uses, into `out`; returns how many (graph::link).
+std::size_t directed_links(std::uint32_t link, std::uint32_t* out) {
+  const std::uint32_t port = link >> 2, direction = link & 3u;
+  std::size_t n = 0;
+  if (direction != static_cast<std::uint32_t>(graph::LinkDirection::kInbound)) out[n++] = port << 1;
+  if (direction != static_cast<std::uint32_t>(graph::LinkDirection::kOutbound))
+    out[n++] = port << 1 | 1u;
+  return n;
+}
+
+// The distinct links that the members of `c` use, into `out`; empty when the collective is no
 // transfer: no member names a link, or it moves nothing.
 void collective_links(const ExecGraph& g, const graph::Collective& c,
                       std::vector<std::uint32_t>& out) {
@@ -369,7 +380,9 @@ void collective_links(const ExecGraph& g, const graph::Collective& c,
   if (c.duration_ns == 0) return;
   for (TaskId m : c.members) {
     const std::uint32_t link = g.task(m).link;
-    if (link != graph::kNoLink) out.push_back(link);
+    if (link == graph::kNoLink) continue;
+    std::uint32_t directed[2];
+    out.insert(out.end(), directed, directed + directed_links(link, directed));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -433,7 +446,8 @@ Timeline simulate(const ExecGraph& g) {
       return;
     }
     hold(id, now);
-    links.start(id, t.duration_ns, std::span(&t.link, 1), now);
+    std::uint32_t directed[2];
+    links.start(id, t.duration_ns, std::span(directed, directed_links(t.link, directed)), now);
   };
   auto on_ready = [&](TaskId id, Time now) {
     const Task& t = g.task(id);

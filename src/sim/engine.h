@@ -20,8 +20,11 @@
 //    duration_ns (for a collective, the Collective's) is its time with its links to itself.
 //    Tasks without a link behave exactly as above and never share; so do zero-length transfers,
 //    which move nothing.
+//  - Links are full duplex: a link is one direction of a port, and a task uses its port's
+//    outbound direction, its inbound one or both (graph::link; a value whose two low bits name
+//    no single direction uses both). A send and a receive on one port do not slow each other.
 //  - Sharing is fluid and fair: while n transfers are active on a link, each progresses at 1/n of
-//    full speed. A collective counts as one transfer on each distinct link its members name
+//    full speed. A collective counts as one transfer on each distinct link its members use
 //    (members on the same link count once) and progresses at the lowest of its shares. When a
 //    transfer starts or ends, the other transfers on its links are re-rated from that instant.
 //  - Remaining work is kept in fractional nanoseconds and an end time is rounded up to a whole
@@ -35,9 +38,9 @@
 //  - While one task that holds SMs runs on a rank (a collective member, or a transfer, from its
 //    start to its end), every non-collective task of that rank with beside_collective_slowdown
 //    > 1 progresses at 1 / beside_collective_slowdown of full speed; while two or more run, at
-//    1 / beside_two_collectives_slowdown (never faster than beside one); otherwise at full speed. The rate changes at the
-//    instant the count of holders moves among 0, 1 and 2 or more, with the same fluid accounting
-//    and rounding as link sharing.
+//    1 / beside_two_collectives_slowdown (never faster than beside one); otherwise at full speed.
+//    The rate changes at the instant the count of holders moves among 0, 1 and 2 or more, with the
+//    same fluid accounting and rounding as link sharing.
 //  - Cost: each such change re-rates that rank's running kernels (a heap push each). A graph
 //    with no holder runs a build of the engine without this rule.
 #pragma once

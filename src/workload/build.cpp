@@ -96,7 +96,7 @@ class StepBuilder {
     t.duration_ns = to_ns(seconds);
     t.layer = layer;
     t.micro_batch = mb;
-    t.link = link(category);
+    t.link = link(category, kind);
     // NCCL's kernels hold SMs while they run; async TP moves its shards with copy engines
     // (PyTorch's symmetric-memory all-gather matmul), which hold none.
     t.holds_sms = kind == TaskKind::kCollective && !(category == Category::kTensorParallel && st_.overlap_tp_comm);
@@ -134,8 +134,18 @@ class StepBuilder {
     if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb, host_launch_s(s_, 1));
   }
 
-  // Transfers of one rank that cross the same topology level share its links (sim/engine.h).
-  std::uint32_t link(Category category) const {
+  // Transfers of one rank that cross the same topology level share its port there, each
+  // direction on its own (graph::link, sim/engine.h): a send goes out, a receive comes in, a
+  // collective does both.
+  std::uint32_t link(Category category, TaskKind kind) const {
+    const std::uint32_t port = link_port(category);
+    if (port == graph::kNoLink) return graph::kNoLink;
+    return graph::link(port, kind == TaskKind::kSend   ? graph::LinkDirection::kOutbound
+                             : kind == TaskKind::kRecv ? graph::LinkDirection::kInbound
+                                                       : graph::LinkDirection::kBoth);
+  }
+
+  std::uint32_t link_port(Category category) const {
     spec::Axis axis;
     switch (category) {
       case Category::kTensorParallel: axis = spec::Axis::kTp; break;
@@ -144,14 +154,14 @@ class StepBuilder {
       case Category::kPipeline: axis = spec::Axis::kPp; break;
       case Category::kShardedData:
       case Category::kDataParallel:
-        return link_id(gradient_group(st_));
+        return port_of(gradient_group(st_));
       default:
         return graph::kNoLink;
     }
-    return link_id(group_of(st_, axis));
+    return port_of(group_of(st_, axis));
   }
 
-  std::uint32_t link_id(GroupShape group) const {
+  std::uint32_t port_of(GroupShape group) const {
     const auto levels = static_cast<std::uint32_t>(s_.cluster.levels.size());
     return static_cast<std::uint32_t>(stage_) * levels + static_cast<std::uint32_t>(spanned_level(group, s_.cluster));
   }

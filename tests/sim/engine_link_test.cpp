@@ -130,6 +130,41 @@ TEST(EngineLink, SendRecvPairSharesTheLinkOfEitherSide) {
   expect_span(t, copy, 0, 200'000);
 }
 
+// Two pipeline stages on port 3 and port 4 exchange at once: stage 3 sends forward while it
+// receives from stage 4. Each direction of a port carries one transfer, so neither slows.
+TEST(EngineLink, ASendAndAReceiveOnOnePortTravelInDifferentDirectionsAndDoNotShare) {
+  using graph::LinkDirection;
+  ExecGraph g;
+  const TaskId forward_send =
+      add(g, 0, 1, 0, "send", graph::link(3, LinkDirection::kOutbound), TaskKind::kSend);
+  const TaskId forward_recv =
+      add(g, 1, 1, 0, "recv", graph::link(4, LinkDirection::kInbound), TaskKind::kRecv);
+  g.add_collective({forward_send, forward_recv}, kTransferNs);
+  const TaskId back_send =
+      add(g, 1, 2, 0, "send", graph::link(4, LinkDirection::kOutbound), TaskKind::kSend);
+  const TaskId back_recv =
+      add(g, 0, 2, 0, "recv", graph::link(3, LinkDirection::kInbound), TaskKind::kRecv);
+  g.add_collective({back_send, back_recv}, kTransferNs);
+  g.finalize();
+  const Timeline t = run(g);
+  for (TaskId id : {forward_send, forward_recv, back_send, back_recv})
+    expect_span(t, id, 0, kTransferNs);
+}
+
+// A ring collective sends and receives on every member's port, so it shares either direction.
+TEST(EngineLink, ACollectiveUsingBothDirectionsSharesWithASendAndWithAReceive) {
+  using graph::LinkDirection;
+  ExecGraph g;
+  const TaskId ring = add_transfer(g, 0, kTransferNs, graph::link(3, LinkDirection::kBoth));
+  const TaskId out = add_transfer(g, 1, kTransferNs, graph::link(3, LinkDirection::kOutbound));
+  const TaskId in = add_transfer(g, 2, kTransferNs, graph::link(3, LinkDirection::kInbound));
+  g.finalize();
+  const Timeline t = run(g);
+  expect_span(t, ring, 0, 200'000);
+  expect_span(t, out, 0, 200'000);
+  expect_span(t, in, 0, 200'000);
+}
+
 TEST(EngineLink, ZeroLengthTransferTakesNoShare) {
   ExecGraph g;
   const TaskId copy = add_transfer(g, 0, kTransferNs, kLinkA);

@@ -169,14 +169,16 @@ TEST(Build, MemoryBoundKernelsBesideCollectivesAreSlowedByTheHbmTheyTakeWhereNoS
 
 TEST(Build, TheFullestStageSetsTheSteadyStateWhereTheEdgeStagesHoldFewerLayers) {
   // Llama 3.1 405B's 126 layers on 16 stages: 7 on the first and the last (beside the embedding
-  // and the head), 8 on the others. The middle stages set the pace, not 126/16 layers plus the head;
-  // with nothing overlapping both engines agree to 1%, under 1F1B and interleaved.
+  // and the head), 8 on the others. The middle stages set the pace, not 126/16 layers plus the
+  // head; with nothing overlapping both engines agree to 1.5%, under 1F1B and interleaved. (The
+  // closed form charges a stage's pipeline transfers one after another; the simulation runs a send
+  // beside the receive batched with it, each on its own direction of the full-duplex link.)
   for (const int vp : {1, 2}) {
     Shape x{.gpus = 128, .tp = 8, .pp = 16, .vp = vp, .global_batch = 32, .seq = 8192, .sp = true};
     x.schedule = vp > 1 ? spec::Schedule::kInterleaved : spec::Schedule::k1F1B;
     const spec::Scenario s = scenario("llama3.1-405b", "dgx-h100", x);
     const double e = analytic::estimate(s).step_time_s;
-    EXPECT_NEAR(simulated(s), e, 0.01 * e) << "vp " << vp;
+    EXPECT_NEAR(simulated(s), e, 0.015 * e) << "vp " << vp;
   }
 }
 
@@ -185,6 +187,8 @@ TEST(Build, AsynchronousSendsHideTransfersOnlyUnderInterleaving) {
   // RoCE in about 3 ms, less than a 5-layer chunk's forward. Under 1F1B the receiver has nothing
   // else to run while the data is in flight, so asynchronous sends change nothing; under
   // interleaving it runs another chunk, and the transfers leave the step. Both engines agree.
+  // Blocking, the simulation exposes somewhat less than the closed form's serial transfers: it
+  // runs a send beside the receive batched with it, each way on its own direction of the link.
   const auto shape = [](spec::Schedule schedule, spec::PipelineTransfers transfers) {
     Shape x{.gpus = 64, .tp = 8, .pp = 8, .global_batch = 16, .seq = 8192};
     x.vp = schedule == spec::Schedule::kInterleaved ? 2 : 1;
@@ -204,7 +208,7 @@ TEST(Build, AsynchronousSendsHideTransfersOnlyUnderInterleaving) {
   EXPECT_EQ(e.breakdown.pp_comm_s, 0);
   const double transfers = analytic::estimate(blocking).breakdown.pp_comm_s;
   ASSERT_GT(transfers, 0.01 * e.step_time_s);
-  EXPECT_LT(simulated(async), simulated(blocking) - 0.5 * transfers);
+  EXPECT_LT(simulated(async), simulated(blocking) - 0.4 * transfers);
   EXPECT_NEAR(simulated(async), e.step_time_s, 0.03 * e.step_time_s);
 }
 
@@ -318,6 +322,28 @@ std::vector<bool> launches_after_receives_wait(spec::PipelineTransfers transfers
     }
   }
   return waited;
+}
+
+TEST(Build, PipelineSendsLeaveThroughTheirPortAndReceivesArriveThroughIt) {
+  // Links are full duplex (graph::link): a stage sending forward while it receives from behind
+  // uses the two directions of its port, and a gradient bucket's ring uses both.
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100",
+                              {.gpus = 4, .tp = 1, .pp = 2, .global_batch = 8, .seq = 128});
+  const graph::ExecGraph g = build(spec::complete_and_validate(s));
+  std::set<graph::TaskKind> seen;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& t = g.task(id);
+    if (t.link == graph::kNoLink) continue;
+    seen.insert(t.kind);
+    const auto direction = static_cast<graph::LinkDirection>(t.link & 3u);
+    const graph::LinkDirection expected =
+        t.kind == graph::TaskKind::kSend   ? graph::LinkDirection::kOutbound
+        : t.kind == graph::TaskKind::kRecv ? graph::LinkDirection::kInbound
+                                           : graph::LinkDirection::kBoth;
+    EXPECT_EQ(direction, expected) << g.name(id);
+  }
+  EXPECT_EQ(seen, (std::set<graph::TaskKind>{graph::TaskKind::kCollective, graph::TaskKind::kSend,
+                                             graph::TaskKind::kRecv}));
 }
 
 TEST(Build, MegatronsHostWaitsForEveryPipelineReceive) {
