@@ -303,10 +303,15 @@ Estimate estimate(const spec::Scenario& s) {
   // it waits for); under interleaving a stage runs another chunk's forward while a transfer is in
   // flight, so in the steady state only a transfer longer than that pass shows. The fill and
   // drain wait for every hop either way (below).
-  const double p2p_blocking = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
+  // With Megatron's scatter/gather the receiver also all-gathers what it received, on its compute
+  // stream, where nothing hides it.
+  const double transfers = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
+  const double gathers = st.pp > 1 ? 2.0 * st.vp * workload::pp_gather_s(s) : 0;
+  const double p2p_blocking = transfers + gathers;
   const bool hidden_behind_chunks = st.schedule == spec::Schedule::kInterleaved &&
                                     st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
-  const double p2p = hidden_behind_chunks ? std::max(0.0, p2p_blocking - 2.0 * kernels_fwd) : p2p_blocking;
+  const double p2p =
+      hidden_behind_chunks ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd) : p2p_blocking;
 
   const double per_micro_batch = stage_s(slowest) + p2p;
   const double micro_batches = st.micro_batches();

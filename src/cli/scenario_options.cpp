@@ -89,6 +89,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                  "collective per parameter tensor: DeepSpeed 0.3.x)")
       ->check(CLI::IsMember({"layer", "tensor-blocking"}))->capture_default_str();
   cmd.add_flag(
+      "--pp-scatter-gather", st.pp_scatter_gather,
+      "Megatron-LM's scatter/gather of pipeline tensors (2021-2022, without --sp): each TP rank "
+      "sends 1/tp of a boundary tensor and the receiving stage all-gathers the pieces");
+  cmd.add_flag(
       "--host-reads-loss", st.host_reads_loss,
       "The host waits for each micro-batch's loss before launching its backward (DeepSpeed "
       "July 2023 - February 2024: loss.item() in engine.backward). Changes simulate only: the "

@@ -86,6 +86,11 @@ struct Strategy {
   // waits for the GPU to finish the forward: DeepSpeed's engine.backward() called
   // loss.mean().item() from July 2023 (PR #4030) to February 2024 (PR #5135).
   bool host_reads_loss = false;
+  // Megatron-LM's scatter/gather of pipeline tensors (scatter_gather_tensors_in_pipeline, on by
+  // default from 2021 until sequence parallelism, which splits the tensors anyway; Narayanan et
+  // al. 2021 §4.1): each TP rank sends only its 1/tp of a boundary tensor, and the receiving
+  // stage all-gathers the pieces over its TP group before using them.
+  bool pp_scatter_gather = false;
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 
   int micro_batches() const { return global_batch / (dp * micro_batch); }

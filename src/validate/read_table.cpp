@@ -124,6 +124,7 @@ struct Software {
   Elementwise elementwise = Elementwise::kFusedKernels;
   spec::PipelineTransfers pipeline_transfers = spec::PipelineTransfers::kHostSynchronised;
   bool fused_cross_entropy = true;
+  bool pp_scatter_gather = false;
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
 };
@@ -138,6 +139,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.overlap_dp = false;
     sw.grad_reduce = Dtype::kFp16;
     sw.fused_cross_entropy = false;  // vocab_parallel_cross_entropy(output.float(), labels)
+    // Its pipeline sent 1/tp of each boundary tensor from every TP rank and gathered the pieces
+    // at the receiver (§4.1; --no-scatter-gather-tensors-in-pipeline turned it off).
+    sw.pp_scatter_gather = true;
     // Its FusedScaleMaskSoftmax chose the kernel by sequence length alone; the kernel asserted
     // that the attention batches (micro-batch x heads per TP rank) fill its blocks
     // (TORCH_INTERNAL_ASSERT(attn_batches % batches_per_block == 0) in
@@ -362,6 +366,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.elementwise = sw.elementwise;
   st.pipeline_transfers = sw.pipeline_transfers;
   st.fused_cross_entropy = sw.fused_cross_entropy;
+  st.pp_scatter_gather = sw.pp_scatter_gather;
   if (contains(c.model, "Float8")) st.dtype = Dtype::kFp8;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");

@@ -65,9 +65,13 @@ class StepBuilder {
         activation_bytes_(stored_layer_activation_bytes(s)),
         fsdp_gather_s_(st_.zero_stage >= 3 ? fsdp_gather_s(s) : 0),
         fsdp_scatter_s_(st_.zero_stage >= 3 ? fsdp_scatter_s(s) : 0),
-        fsdp_regather_s_(st_.zero_stage >= 3 && st_.recompute == spec::Recompute::kFull ? fsdp_regather_s(s) : 0),
+        fsdp_regather_s_(st_.zero_stage >= 3 && st_.recompute == spec::Recompute::kFull
+                             ? fsdp_regather_s(s)
+                             : 0),
         p2p_s_(pp_transfer_s(s)),
-        rendezvous_(st_.schedule == spec::Schedule::kGpipe || st_.schedule == spec::Schedule::k1F1B),
+        gather_s_(pp_gather_s(s)),
+        rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
+                    st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
         recvs_(sends_.size(), kNone) {
     first_layer_.resize(static_cast<std::size_t>(chunks_) + 1, 0);
@@ -324,6 +328,12 @@ class StepBuilder {
     recvs_[transfer_index(backward, model_chunk, mb)] = id;
     pending_.push_back(id);
     pipeline_sync(id);
+    // Megatron's scatter/gather: the TP ranks' pieces are gathered over the TP group's links.
+    if (gather_s_ > 0) {
+      collective(Category::kPipeline, gather_s_, "pp.gather", -1, mb);
+      g_.mutable_task(last_).link =
+          graph::link(port_of(group_of(st_, spec::Axis::kTp)), graph::LinkDirection::kBoth);
+    }
   }
 
   // The host waits for `id` (when it launches at all) before its next launch.
@@ -541,6 +551,7 @@ class StepBuilder {
   const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
   const double fsdp_regather_s_;                 // DeepSpeed 0.3.x after recomputing a layer
   const double p2p_s_;  // one pipeline transfer
+  const double gather_s_;  // its all-gather under Megatron's scatter/gather
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
 

@@ -244,12 +244,23 @@ double ep_all_to_all_s(const spec::Scenario& s) {
   return collective_s(CollectiveKind::kAllToAll, bytes, group_of(s.strategy, Axis::kEp), s);
 }
 
+// One micro-batch's boundary activations between two pipeline stages, whole.
+double boundary_bytes(const spec::Scenario& s) {
+  return local_tokens(s) * s.model.hidden * activation_bytes(s.strategy);
+}
+
 double pp_transfer_s(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  // With sequence parallelism each TP rank sends its 1/tp slice.
-  double bytes = local_tokens(s) * s.model.hidden * activation_bytes(st);
-  if (st.sequence_parallel) bytes /= st.tp;
+  // With sequence parallelism, or Megatron's scatter/gather, each TP rank sends its 1/tp slice.
+  double bytes = boundary_bytes(s);
+  if (st.sequence_parallel || st.pp_scatter_gather) bytes /= st.tp;
   return collective_s(CollectiveKind::kSendRecv, bytes, group_of(st, Axis::kPp), s);
+}
+
+double pp_gather_s(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  if (!st.pp_scatter_gather || st.sequence_parallel || st.pp <= 1) return 0;
+  return collective_s(CollectiveKind::kAllGather, boundary_bytes(s), group_of(st, Axis::kTp), s);
 }
 
 double fsdp_gather_s(const spec::Scenario& s) {

@@ -105,6 +105,9 @@ double cp_ring_step_s(const spec::Scenario& s);
 double ep_all_to_all_s(const spec::Scenario& s);
 /// One pipeline send/recv of a micro-batch's boundary activations (or their gradient).
 double pp_transfer_s(const spec::Scenario& s);
+/// With Strategy::pp_scatter_gather (and no SP): the receiving stage's TP all-gather of one
+/// received boundary tensor, on its compute stream; 0 otherwise.
+double pp_gather_s(const spec::Scenario& s);
 /// ZeRO-3/FSDP: gather one average layer's parameters; reduce-scatter its gradients.
 double fsdp_gather_s(const spec::Scenario& s);
 double fsdp_scatter_s(const spec::Scenario& s);

@@ -41,35 +41,41 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // Later still, 0.0878, up: the Megatron-LM of the paper had no such fallback (its kernel asserted
   // the shape; the fallback came with PR #133, August 2021), so those two runs had an even
   // micro-batch, the default now (18.4B: -18.6% -> +4.0%; 76.1B: 0.0% -> +16.6%).
-  expect_ratchet(r, {{"Narayanan2021_SC21_Megatron_Table1", 0.088},  // no fallback (softmax 0.085, split k 0.08)
-                     {"Narayanan2021_SC21_Megatron_Sec5.1", 0.165},
-                     // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
-                     // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
-                     // host's time for the n slice views and copies of each such collective.
-                     // Later: 0.244 with what DeepSpeed 0.3.x gathers again for the backward
-                     // after recomputing a layer (beyond its stage3_max_reuse_distance).
-                     {"Narayanan2021_SC21_Megatron_Table2", 0.244},
-                     // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
-                     // without it, the stages' real layer counts and async TP per edge GEMM;
-                     // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
-                     // them, as are the four below. Later that day 0.052, up with BF16 GEMMs priced
-                     // from OpenXLA's measured H100 grid: large GEMMs run 2-10% faster than the tile
-                     // model's wave quantisation said, and so do the two H100 sources below.
-                     {"Llama3Herd2024_Table4", 0.052},
-                     // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
-                     // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
-                     // overlap in backward, each holding its own SMs; the two torchtitan ones again
-                     // once memory-bound kernels share HBM with the collectives beside them.
-                     // 2026-11-22, later: 0.449, up because Float8 TP gathers FP8, as torchao's
-                     // Float8ColwiseParallel and Float8RowwiseParallel do (row 34: +12.9 -> +22.2%).
-                     {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.449},
-                     {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
-                     // Later 0.251 (was 0.277): the A100 40GB rows ran attn_impl triton, a
-                     // FlashAttention-1 generation kernel, at half FlashAttention-2's rate.
-                     {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.251}});
+  // 2026-11-22, later again: up with Megatron-LM's scatter/gather of pipeline tensors (each TP
+  // rank sends 1/tp, the receiver all-gathers): Table 1 0.088, §5.1 0.165, Table 2 0.244, all
+  // 0.257 before.
+  expect_ratchet(
+      r,
+      {{"Narayanan2021_SC21_Megatron_Table1", 0.123},  // no fallback (softmax 0.085, split k 0.08)
+       {"Narayanan2021_SC21_Megatron_Sec5.1", 0.179},
+       // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
+       // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
+       // host's time for the n slice views and copies of each such collective.
+       // Later: 0.244 with what DeepSpeed 0.3.x gathers again for the backward
+       // after recomputing a layer (beyond its stage3_max_reuse_distance).
+       {"Narayanan2021_SC21_Megatron_Table2", 0.264},
+       // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
+       // without it, the stages' real layer counts and async TP per edge GEMM;
+       // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
+       // them, as are the four below. Later that day 0.052, up with BF16 GEMMs priced
+       // from OpenXLA's measured H100 grid: large GEMMs run 2-10% faster than the tile
+       // model's wave quantisation said, and so do the two H100 sources below.
+       {"Llama3Herd2024_Table4", 0.052},
+       // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
+       // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
+       // overlap in backward, each holding its own SMs; the two torchtitan ones again
+       // once memory-bound kernels share HBM with the collectives beside them.
+       // 2026-11-22, later: 0.449, up because Float8 TP gathers FP8, as torchao's
+       // Float8ColwiseParallel and Float8RowwiseParallel do (row 34: +12.9 -> +22.2%).
+       {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.449},
+       {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.175},
+       // Later 0.251 (was 0.277): the A100 40GB rows ran attn_impl triton, a
+       // FlashAttention-1 generation kernel, at half FlashAttention-2's rate.
+       {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.251}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
   // per-tensor collectives, 0.335 before SMs).
-  EXPECT_LE(r.overall.mape, 0.257);  // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
+  EXPECT_LE(r.overall.mape, 0.2645);  // scatter/gather (0.257); FlashAttention 1 (0.267 with the
+                                      // re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -92,14 +98,15 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 83);
   // 2026-11-22, later: up with full-duplex links (a pipeline send and receive no longer share a
-  // port's bandwidth): Table 1 0.079, §5.1 0.16, Table 2 0.239, all 0.2545 before.
+  // port's bandwidth): Table 1 0.079, §5.1 0.16, Table 2 0.239, all 0.2545 before. Then up with
+  // Megatron-LM's scatter/gather of pipeline tensors: 0.096, 0.174, 0.253, 0.259 before.
   expect_ratchet(
       r,
-      {{"Narayanan2021_SC21_Megatron_Table1", 0.096},  // softmax (0.075), split k (0.07), as above
-       {"Narayanan2021_SC21_Megatron_Sec5.1", 0.174},
+      {{"Narayanan2021_SC21_Megatron_Table1", 0.126},  // softmax (0.075), split k (0.07), as above
+       {"Narayanan2021_SC21_Megatron_Sec5.1", 0.182},
        // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies;
        // 0.239 with the re-gathers after recomputation, as above.
-       {"Narayanan2021_SC21_Megatron_Table2", 0.253},
+       {"Narayanan2021_SC21_Megatron_Table2", 0.267},
        // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
        // once took no further SMs: the parameter gathers beside the gradient buckets
        // now slow row 3's stages more, +0.4% to -1.4%).
@@ -113,7 +120,7 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
        {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.251}});
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
   EXPECT_LE(r.overall.mape,
-            0.259);  // FlashAttention 1 (0.2545), (0.2645 with the re-gathers, 0.2735 before)
+            0.2646);  // FlashAttention 1 (0.2545), (0.2645 with the re-gathers, 0.2735 before)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

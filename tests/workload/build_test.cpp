@@ -346,6 +346,28 @@ TEST(Build, PipelineSendsLeaveThroughTheirPortAndReceivesArriveThroughIt) {
                                              graph::TaskKind::kRecv}));
 }
 
+TEST(Build, UnderScatterGatherEveryReceiveIsGatheredOverTheTensorParallelGroupBeforeItIsUsed) {
+  Shape x{.gpus = 16, .tp = 8, .pp = 2, .global_batch = 4, .seq = 1024};
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
+  s.strategy.pp_scatter_gather = true;
+  const graph::ExecGraph g = build(s);
+  std::size_t receives = 0, gathers = 0;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& t = g.task(id);
+    if (t.kind == graph::TaskKind::kRecv) ++receives;
+    if (g.name(id) != "pp.gather") continue;
+    ++gathers;
+    EXPECT_EQ(t.stream, kComputeStream);
+    EXPECT_GT(t.duration_ns, 0);
+    const auto& before = g.predecessors(id);
+    EXPECT_TRUE(std::any_of(before.begin(), before.end(), [&](graph::TaskId p) {
+      return g.task(p).kind == graph::TaskKind::kRecv;
+    }));
+  }
+  EXPECT_GT(receives, 0u);
+  EXPECT_EQ(gathers, receives);
+}
+
 TEST(Build, MegatronsHostWaitsForEveryPipelineReceive) {
   // Megatron calls torch.cuda.synchronize() after each batch_isend_irecv; PyTorch's pipelining
   // library does not, and its host launches ahead of the data.

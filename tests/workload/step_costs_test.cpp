@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cost/collective.h"
 #include "cost/compute.h"
 #include "spec/presets.h"
 #include "workload/operators.h"
@@ -144,6 +145,40 @@ spec::Scenario fp8_tp8(int micro_batch) {
   s.strategy.global_batch = micro_batch;
   s.strategy.seq_len = 8192;
   return spec::complete_and_validate(s);
+}
+
+// GPT-3 175B as Narayanan's §5.1 ran it: TP 8 in a DGX A100, 8 stages, no sequence parallelism.
+spec::Scenario megatron_pipeline(bool scatter_gather, bool sp) {
+  spec::Scenario s;
+  s.model = spec::model_preset("gpt3-175b");
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  s.gpus = 64;
+  s.strategy.tp = 8;
+  s.strategy.pp = 8;
+  s.strategy.global_batch = 8;
+  s.strategy.seq_len = 2048;
+  s.strategy.sequence_parallel = sp;
+  s.strategy.pp_scatter_gather = scatter_gather;
+  return spec::complete_and_validate(s);
+}
+
+TEST(PipelineTransfers, ScatterGatherSendsAnEighthOverTheNicsAndGathersTheRestOverNvlink) {
+  // Megatron-LM 2021: each of the 8 TP ranks sends 1/8 of the 2048 x 12288 boundary tensor, and
+  // the receiving stage all-gathers the pieces over NVLink, much faster than the NIC would carry
+  // the whole tensor.
+  const spec::Scenario whole = megatron_pipeline(false, false),
+                       split = megatron_pipeline(true, false);
+  EXPECT_EQ(pp_gather_s(whole), 0);
+  const spec::Scenario sp = megatron_pipeline(false, true);
+  EXPECT_DOUBLE_EQ(pp_transfer_s(split), pp_transfer_s(sp));
+  EXPECT_LT(pp_transfer_s(split), pp_transfer_s(whole) / 4);
+  const double boundary = 2048.0 * 12288 * 2;
+  EXPECT_DOUBLE_EQ(pp_gather_s(split),
+                   cost::collective_time_s(cost::CollectiveKind::kAllGather, boundary,
+                                           cost::GroupLayout{8, 1}, split.cluster));
+  EXPECT_LT(pp_transfer_s(split) + pp_gather_s(split), pp_transfer_s(whole) / 2);
+  // Sequence parallelism splits the tensor already; nothing is gathered.
+  EXPECT_EQ(pp_gather_s(megatron_pipeline(true, true)), 0);
 }
 
 TEST(TpCollectives, GathersInFrontOfFp8GemmsMoveOneByteAnElementAndScattersStayAtActivationPrecision) {
