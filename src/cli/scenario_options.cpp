@@ -75,11 +75,14 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"fused", "eager", "compiled"}))->capture_default_str();
   cmd.add_flag("--unfused-cross-entropy{false}", st.fused_cross_entropy,
                "The loss as Megatron-LM's vocab-parallel cross entropy of separate FP32 passes");
-  cmd.add_option("--pipeline-transfers", o.pipeline_transfers,
-                 "How pipeline sends wait: host-sync (Megatron, DeepSpeed: the send blocks and the host "
-                 "waits for the GPU), stream (PyTorch pipelining: the compute stream waits), async "
-                 "(sends overlap compute, as Llama 3 ran)")
-      ->check(CLI::IsMember({"host-sync", "stream", "async"}))->capture_default_str();
+  cmd.add_option(
+         "--pipeline-transfers", o.pipeline_transfers,
+         "How pipeline sends wait: host-sync (Megatron; DeepSpeed with TP > 1: the send blocks and "
+         "the host waits for the GPU), stream (PyTorch pipelining; DeepSpeed with TP 1: the "
+         "compute "
+         "stream waits), async (sends overlap compute, as Llama 3 ran)")
+      ->check(CLI::IsMember({"host-sync", "stream", "async"}))
+      ->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
@@ -90,8 +93,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"layer", "tensor-blocking"}))->capture_default_str();
   cmd.add_flag(
       "--pp-scatter-gather", st.pp_scatter_gather,
-      "Megatron-LM's scatter/gather of pipeline tensors (2021-2022, without --sp): each TP rank "
-      "sends 1/tp of a boundary tensor and the receiving stage all-gathers the pieces");
+      "Megatron-LM's scatter/gather of pipeline tensors (2021-2022, without --sp), or DeepSpeed's "
+      "partitioned ones (TP > 1): each TP rank sends 1/tp of a boundary tensor and the receiving "
+      "stage all-gathers the pieces");
   cmd.add_flag(
       "--host-reads-loss", st.host_reads_loss,
       "The host waits for each micro-batch's loss before launching its backward (DeepSpeed "

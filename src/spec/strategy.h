@@ -29,11 +29,13 @@ enum class AttentionKernel { kFlash, kFlashV1, kUnfused };
 /// compiled (torch.compile fuses each chain and the residual add into the next norm).
 enum class Elementwise { kFusedKernels, kEager, kCompiled };
 /// How a stage's pipeline sends and receives wait, on the GPU and on the host.
-///  kHostSynchronised: Megatron-LM and DeepSpeed. A send blocks the stage until its peer has the
-///    data, and the host waits for the GPU after every exchange (Megatron's
-///    torch.cuda.synchronize() after batch_isend_irecv).
-///  kStreamOrdered: PyTorch's pipelining library. The compute stream waits for each exchange
-///    (Work.wait() on the stream); the host runs on.
+///  kHostSynchronised: Megatron-LM, and DeepSpeed's pipeline engine with TP > 1. A send blocks the
+///    stage until its peer has the data, and the host waits for the GPU after every exchange
+///    (Megatron's torch.cuda.synchronize() after batch_isend_irecv; DeepSpeed reads each
+///    partitioned tensor's layout back to the host).
+///  kStreamOrdered: PyTorch's pipelining library, and DeepSpeed's pipeline engine with TP 1
+///    (torch.distributed send and recv). The compute stream waits for each exchange (Work.wait()
+///    on the stream); the host runs on.
 ///  kAsynchronous: sends overlap the compute after them and only a receive's consumer waits
 ///    (Llama 3, Dubey et al. 2024 §3.3.2: "asynchronous point-to-point communication in PP").
 enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous };
@@ -88,8 +90,9 @@ struct Strategy {
   bool host_reads_loss = false;
   // Megatron-LM's scatter/gather of pipeline tensors (scatter_gather_tensors_in_pipeline, on by
   // default from 2021 until sequence parallelism, which splits the tensors anyway; Narayanan et
-  // al. 2021 §4.1): each TP rank sends only its 1/tp of a boundary tensor, and the receiving
-  // stage all-gathers the pieces over its TP group before using them.
+  // al. 2021 §4.1), and DeepSpeed's partitioned pipeline tensors with TP > 1: each TP rank sends
+  // only its 1/tp of a boundary tensor, and the receiving stage all-gathers the pieces over its
+  // TP group before using them.
   bool pp_scatter_gather = false;
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 

@@ -432,6 +432,16 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   st.overlap_dp_comm = false;
   st.fused_cross_entropy = false;
   st.host_reads_loss = true;
+  // Pipelines run in DeepSpeed's PipelineEngine (Megatron-DeepSpeed's GPTModelPipe). With TP > 1
+  // it partitions each boundary tensor over the TP group (is_pipe_partitioned, is_grad_partitioned
+  // = is_model_parallel): every rank sends 1/tp and the receiver all-gathers the pieces
+  // (PartitionedTensor.full), and both ends pass the partition's layout through the host
+  // (to_meta, and from_meta's meta.tolist()), which waits for the GPU. With TP 1 it sends whole
+  // tensors with torch.distributed's send and recv, which the compute stream waits for while
+  // the host runs on.
+  st.pp_scatter_gather = true;
+  st.pipeline_transfers = st.tp > 1 ? spec::PipelineTransfers::kHostSynchronised
+                                    : spec::PipelineTransfers::kStreamOrdered;
   return c;
 }
 

@@ -129,6 +129,33 @@ TEST(ReadTable, LlmFoundrysA100FortyGbRowsRunItsFirstGenerationTritonFlashAttent
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
 }
 
+TEST(ReadTable,
+     VtrainPipelinesRunInDeepSpeedsPipelineEnginePartitionedAndHostSynchronisedOnlyWithTp) {
+  // Columns: GPUs, global batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, ms.
+  const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
+                           "8,32,4,1024,16,24,1024,1,4,2,219.7\n";
+  const std::vector<Case> cases = read_table("v.csv", text, {});
+  ASSERT_EQ(cases.size(), 2u);
+  const spec::Strategy& tp2 = cases[0].scenario.strategy;
+  const spec::Strategy& tp1 = cases[1].scenario.strategy;
+  EXPECT_TRUE(tp2.pp_scatter_gather);
+  EXPECT_EQ(tp2.pipeline_transfers, spec::PipelineTransfers::kHostSynchronised);
+  EXPECT_EQ(tp1.pipeline_transfers, spec::PipelineTransfers::kStreamOrdered);
+  EXPECT_TRUE(tp1.host_reads_loss);
+}
+
+TEST(ReadTable, NarayanansPipelinesScatterAndGatherTheirTensors) {
+  // published_runs.csv line 11: GPT-1T, TP 8 x PP 64, Megatron-LM 2021.
+  const std::string row =
+      "Narayanan2021_SC21_Megatron_Table1,GPT-1008.0B,1008,128,25600,102400,160,160,51200,2048,"
+      "A100-SXM4-80GB,"
+      "dgx-a100-80g,3072,8,64,6,,,,3072,,,,163,,,,yes,\n";
+  const std::vector<Case> cases = read_table("p.csv", std::string(kPublishedHeader) + row, {});
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_TRUE(cases[0].scenario.strategy.pp_scatter_gather);
+  EXPECT_FALSE(cases[0].scenario.strategy.sequence_parallel);
+}
+
 TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
   const std::string text = std::string(kPublishedHeader) + kNarayananZero3Row;
   const std::vector<Case> cases = read_table("p.csv", text, {});

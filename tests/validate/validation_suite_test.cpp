@@ -85,11 +85,13 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   const Report r = validate_file("vtrain_single_node_a100.csv");
   EXPECT_EQ(r.overall.rows, 1440);
   // 2026-11-21: 0.093 with host dispatch (was 0.30); 0.106 once the closed form stopped charging
-  // the output head in every pipeline fill and drain slot. That overcharge had offset per-micro-batch
-  // time missing at TP 1 (docs/errors.md); the measured rows fit the corrected form twice as well.
-  // 2026-11-22: 0.086 with GEMMs of an odd dimension (GPT-2's unpadded head at TP 1) at a third
-  // of their rate, as Netflix measured.
-  EXPECT_LE(r.overall.mape, 0.0875);  // split k, as above (0.09); the softmax fallback at TP 8, micro-batch 1
+  // the output head in every pipeline fill and drain slot. That overcharge had offset
+  // per-micro-batch time missing at TP 1 (docs/errors.md); the measured rows fit the corrected form
+  // twice as well. 2026-11-22: 0.086 with GEMMs of an odd dimension (GPT-2's unpadded head at TP 1)
+  // at a third of their rate, as Netflix measured. Later, 0.087: DeepSpeed's pipeline engine
+  // partitions its tensors over the TP group (0.0875).
+  EXPECT_LE(r.overall.mape,
+            0.087);  // split k, as above (0.09); the softmax fallback at TP 8, micro-batch 1
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
@@ -128,7 +130,9 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   EXPECT_EQ(r.overall.rows, 1440);
   // Softmax fallback (0.108; 0.11), split k, as above (0.105); 2026-11-22, odd GEMMs as above
   // (0.125 with host dispatch; 0.32); 2026-11-22, later, the host reading DeepSpeed's loss (0.108).
-  EXPECT_LE(r.overall.mape, 0.099);
+  // Later still, up: 0.099 with full-duplex links; 0.107 with DeepSpeed's pipeline engine as it
+  // runs (with TP 1 its host no longer waits at each pipeline receive, and runs ahead).
+  EXPECT_LE(r.overall.mape, 0.107);
 }
 
 }  // namespace
