@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "core/error.h"
 #include "core/units.h"
@@ -184,7 +185,8 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   if (st.seq_len == 0) {
     st.seq_len = s.model.max_seq > 0 ? std::min(kDefaultSeqLen, s.model.max_seq) : kDefaultSeqLen;
   }
-  const int dp = st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
+  const std::optional<std::int64_t> replica = spec::replica_gpus(st, s.gpus);
+  const int dp = st.dp > 0 ? st.dp : replica ? static_cast<int>(s.gpus / *replica) : 0;
   if (o.global_batch_tokens > 0) {
     if (st.global_batch > 0) {
       throw Error(ErrorKind::kInvalidInput, "both --global-batch and --global-batch-tokens given",

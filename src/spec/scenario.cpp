@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -77,11 +79,15 @@ std::vector<int> divisors(int n, int limit, Keep keep) {
   return out;
 }
 
-// The multiples of `step` on either side of `value` (only the upper one when the lower is 0),
-// for "nearest valid" hints.
+// The multiples of `step` on either side of `value` that a count can take (1 to INT_MAX), for
+// "nearest valid" hints.
 std::string nearest_multiples(std::int64_t value, std::int64_t step) {
   const std::int64_t lower = value / step * step;
-  return lower > 0 ? str(lower) + ", " + str(lower + step) : str(lower + step);
+  std::string out;
+  for (const std::int64_t m : {lower, lower + step}) {
+    if (m > 0 && m <= std::numeric_limits<int>::max()) out += (out.empty() ? "" : ", ") + str(m);
+  }
+  return out.empty() ? "none up to " + str(std::numeric_limits<int>::max()) : out;
 }
 
 class Checker {
@@ -141,9 +147,15 @@ class Checker {
   }
 
   void derive_dp() {
-    const std::int64_t model_parallel = std::int64_t{st_.tp} * st_.pp * st_.cp;
     const std::string product =
         "tp " + str(st_.tp) + " x pp " + str(st_.pp) + " x cp " + str(st_.cp);
+    const std::optional<std::int64_t> replica = replica_gpus(st_, sc_.gpus);
+    if (!replica) {
+      problem(product + " is more than --gpus " + str(sc_.gpus) +
+              "; one data-parallel replica needs tp x pp x cp GPUs");
+      return;
+    }
+    const std::int64_t model_parallel = *replica;
     const bool divides = sc_.gpus % model_parallel == 0;
     if (st_.dp == 0) {
       if (divides) {
@@ -270,7 +282,7 @@ class Checker {
       problem("cp " + str(st_.cp) + " needs FlashAttention-style attention (ring attention merges " +
               "one key/value block at a time); use --attention flash, or cp 1 with unfused attention");
     }
-    const int chunks = 2 * st_.cp;
+    const std::int64_t chunks = 2 * std::int64_t{st_.cp};
     if (st_.seq_len % chunks == 0) return;
     problem("sequence length " + str(st_.seq_len) + " does not split into 2 x cp " + str(st_.cp) +
             " = " + str(chunks) + " chunks for ring attention; nearest valid sequence lengths: " +
@@ -350,6 +362,15 @@ class Dumper {
 };
 
 }  // namespace
+
+std::optional<std::int64_t> replica_gpus(const Strategy& st, std::int64_t gpus) {
+  std::int64_t product = 1;
+  for (const int degree : {st.tp, st.pp, st.cp}) {
+    product *= std::max(1, degree);  // both factors are at most 2^31: no overflow
+    if (product > gpus) return std::nullopt;
+  }
+  return product;
+}
 
 Scenario complete_and_validate(Scenario scenario) {
   const std::vector<std::string> problems = Checker(scenario).run();

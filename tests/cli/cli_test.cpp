@@ -161,6 +161,14 @@ TEST(Cli, ADefaultGlobalBatchBeyondAnIntExitsOneSayingWhereItCameFrom) {
             "  hint: give a smaller --global-batch, --global-batch-tokens or --micro-batch\n");
 }
 
+TEST(Cli, ParallelDegreesWhoseProductOverflowsAnIntExitOne) {
+  const Invocation r = stepcast("estimate --gpus 8 --tp 2147483647 --pp 4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("tp 2147483647 x pp 4 x cp 1 is more than --gpus 8"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(stepcast("simulate --gpus 8 --cp 2147483647").exit_code, 1);
+}
+
 TEST(Cli, FirstGenerationFlashAttentionIsSlowerThanFlashAttentionTwo) {
   const std::string args = "estimate --model mpt-7b --cluster dgx-a100-80g --gpus 8 --seq 2048 --json --attention ";
   const nlohmann::json v2 = nlohmann::json::parse(stepcast(args + "flash").output);

@@ -96,6 +96,17 @@ TEST(Scenario, ExpertParallelismSharesTheDataParallelRanks) {
   EXPECT_EQ(complete_and_validate(s).strategy.ep, 4);
 }
 
+TEST(Scenario, ReplicaGpusIsTheModelParallelProductUpToTheGpus) {
+  Strategy st;
+  st.tp = 8;
+  st.pp = 16;
+  EXPECT_EQ(replica_gpus(st, 16384), 128);
+  EXPECT_EQ(replica_gpus(st, 128), 128);
+  EXPECT_EQ(replica_gpus(st, 127), std::nullopt);
+  st.cp = 2147483647;
+  EXPECT_EQ(replica_gpus(st, 2147483647), std::nullopt);
+}
+
 TEST(Scenario, NotFittingInMemoryIsNotAViolation) {
   Scenario s = valid_scenario();
   s.model.layers = 128;
@@ -149,6 +160,21 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "tp 8 x pp 4 x cp 1 = 32 does not divide --gpus 100; nearest --gpus that fit: "
                   "96, 128"},
+        Violation{
+            "ModelParallelBeyondAnyIntegerProduct", false,
+            [](Scenario& s) {
+              s.strategy.tp = 2147483647;
+              s.strategy.pp = 2147483647;
+              s.strategy.cp = 2147483647;
+            },
+            "4 problems with the scenario:\n"
+            "  tp 2147483647 x pp 2147483647 x cp 2147483647 is more than --gpus 64; one "
+            "data-parallel replica needs tp x pp x cp GPUs\n"
+            "  tp 2147483647 does not divide 32 heads; valid tp on this model: 1, 2, 4, 8\n"
+            "  pp 2147483647 x vp 1 = 2147483647 pipeline chunks, but the model has only 32 "
+            "layers; each chunk needs at least one\n"
+            "  sequence length 4096 does not split into 2 x cp 2147483647 = 4294967294 chunks "
+            "for ring attention; nearest valid sequence lengths: none up to 2147483647"},
         Violation{"TpDoesNotDivideHeads", false,
                   [](Scenario& s) {
                     s.model.kv_heads = 32;
@@ -217,13 +243,14 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "cp 2 needs FlashAttention-style attention (ring attention merges one key/value "
                   "block at a time); use --attention flash, or cp 1 with unfused attention"},
-        Violation{"SequenceLongerThanLearnedPositions", false,
-                  [](Scenario& s) {
-                    s.model.position = PositionKind::kLearned;
-                    s.model.max_seq = 2048;
-                  },
-                  "sequence length 4096 is longer than the 2048 positions of llama-like's learned "
-                  "position embedding; valid: at most 2048 (or a model file with a larger max_seq)"},
+        Violation{
+            "SequenceLongerThanLearnedPositions", false,
+            [](Scenario& s) {
+              s.model.position = PositionKind::kLearned;
+              s.model.max_seq = 2048;
+            },
+            "sequence length 4096 is longer than the 2048 positions of llama-like's learned "
+            "position embedding; valid: at most 2048 (or a model file with a larger max_seq)"},
         Violation{"ExpertParallelOnDenseModel", false, [](Scenario& s) { s.strategy.ep = 2; },
                   "ep 2 needs a mixture-of-experts model, but this model is dense; use ep 1"},
         Violation{"EpDoesNotDivideExperts", true, [](Scenario& s) { s.strategy.ep = 3; },
