@@ -154,6 +154,12 @@ void check_acyclic(const ExecGraph& g) {
 
 }  // namespace
 
+void ExecGraph::reserve(std::size_t tasks, std::size_t edges) {
+  tasks_.reserve(tasks);
+  name_ids_.reserve(tasks);
+  edge_list_.reserve(edges);
+}
+
 TaskId ExecGraph::add_task(const Task& task, std::string_view name) {
   STEPCAST_ASSERT(!finalized_, "add_task after finalize(): the CSR arrays would miss the task");
   STEPCAST_ASSERT(task.duration_ns >= 0, "a task's duration_ns must be >= 0");
@@ -163,8 +169,12 @@ TaskId ExecGraph::add_task(const Task& task, std::string_view name) {
   // Membership comes only from add_collective, so a Task copied from another graph cannot claim a
   // collective that does not list it.
   tasks_.back().collective = kNoCollective;
-  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<std::uint32_t>(name_pool_.size()));
-  if (inserted) name_pool_.emplace_back(name);
+  auto it = name_index_.find(name);
+  if (it == name_index_.end()) {
+    it =
+        name_index_.emplace(std::string(name), static_cast<std::uint32_t>(name_pool_.size())).first;
+    name_pool_.emplace_back(name);
+  }
   name_ids_.push_back(it->second);
   ranks_ = std::max(ranks_, task.rank + 1);
   return id;
@@ -237,6 +247,7 @@ void ExecGraph::finalize() {
     finalized_ = false;
     throw;
   }
+  std::vector<std::pair<TaskId, TaskId>>().swap(edge_list_);  // the CSR arrays hold the edges now
 }
 
 std::span<const TaskId> ExecGraph::successors(TaskId id) const {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -100,6 +101,9 @@ struct Collective {
 
 class ExecGraph {
  public:
+  /// Room for `tasks` tasks and `edges` edges in all, so that a builder that knows about how
+  /// large its graph will be does not copy the arrays as they grow. Never shrinks them.
+  void reserve(std::size_t tasks, std::size_t edges);
   /// Appends a task; tasks on the same (rank, stream) run in the order they were added.
   TaskId add_task(const Task& task, std::string_view name);
   /// `to` may not start before `from` ends. REQUIRES: both exist; not after finalize().
@@ -115,6 +119,8 @@ class ExecGraph {
   void finalize();
 
   std::size_t size() const { return tasks_.size(); }
+  /// Edges added so far. REQUIRES: not after finalize().
+  std::size_t edges_added() const { return edge_list_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
   /// For builders that learn a task's metadata after adding it. REQUIRES: not after finalize();
   /// membership of collectives changes only through add_collective.
@@ -143,7 +149,14 @@ class ExecGraph {
   // Names are interned: a step repeats a few hundred operator names across millions of tasks.
   std::vector<std::uint32_t> name_ids_;
   std::vector<std::string> name_pool_;
-  std::unordered_map<std::string, std::uint32_t> name_index_;
+  // Looked up by string_view: no string is built for a name already interned.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
   std::vector<std::string> rank_names_, stream_names_;
   std::vector<std::pair<TaskId, TaskId>> edge_list_;
   std::vector<std::uint32_t> succ_offsets_, pred_offsets_;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -27,26 +30,34 @@ constexpr TaskId kNone = 0xffffffffu;
 // and sharing a link or SMs stretches tasks by far less than the factor of 9 left (31.7 years).
 constexpr double kMaxTotalNs = 1e18;
 
+enum class Mode { kForward, kRecompute, kBackward, kWeightGradient };
+
+// The suffix of each op's task name in each pass ("mlp_up.fwd"), in Mode's order.
+constexpr const char* kPassSuffix[] = {"fwd", "recompute", "bwd", "wgrad"};
+constexpr std::size_t kPasses = std::size(kPassSuffix);
+
 // One layer kind's operators with their prices, computed once per build: with the whole GPU,
 // beside one collective's kernel and beside two.
 struct PricedLayer {
   LayerOps ops;
   std::array<OpTime, kMaxOps> times{}, beside{}, beside_two{};
+  // Formatted once: a step names millions of tasks from these few.
+  std::array<std::array<std::string, kPasses>, kMaxOps> names{};
 };
 
 PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
-  PricedLayer p{ops, {}, {}, {}};
+  PricedLayer p{ops, {}, {}, {}, {}};
   const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const OpTimes t = op_times(ops[i], s, overlap);
     p.times[i] = t.whole;
     p.beside[i] = t.beside;
     p.beside_two[i] = t.beside_two;
+    for (std::size_t pass = 0; pass < kPasses; ++pass)
+      p.names[i][pass] = fmt::format("{}.{}", ops[i].name, kPassSuffix[pass]);
   }
   return p;
 }
-
-enum class Mode { kForward, kRecompute, kBackward, kWeightGradient };
 
 class StepBuilder {
  public:
@@ -80,7 +91,14 @@ class StepBuilder {
 
   graph::ExecGraph build() {
     name_lanes();
-    for (int stage = 0; stage < st_.pp; ++stage) build_stage(stage);
+    for (int stage = 0; stage < st_.pp; ++stage) {
+      build_stage(stage);
+      // Every stage runs every micro-batch through its share of the layers, so the first one
+      // tells the size of the whole graph; a tenth more covers the stages with more layers.
+      if (stage == 0)
+        g_.reserve(std::min(max_tasks_, g_.size() * st_.pp * 11 / 10),
+                   g_.edges_added() * st_.pp * 11 / 10);
+    }
     pair_transfers();
     g_.finalize();
     return std::move(g_);
@@ -223,13 +241,6 @@ class StepBuilder {
     return {};
   }
 
-  static const char* pass_suffix(Mode mode) {
-    constexpr const char* kSuffix[] = {"fwd", "recompute", "bwd", "wgrad"};
-    return kSuffix[static_cast<int>(mode)];
-  }
-
-  static std::string op_name(const Op& op, Mode mode) { return fmt::format("{}.{}", op.name, pass_suffix(mode)); }
-
   void run_ops(const PricedLayer& p, Mode mode, int layer, int mb) {
     const bool recompute = mode == Mode::kRecompute;
     const bool forward = mode == Mode::kForward || recompute;
@@ -254,7 +265,8 @@ class StepBuilder {
       }
       const PassCost cost = pass_cost(op, p.times[i], mode);
       if (cost.gpu > 0) {
-        compute(TaskKind::kCompute, Category::kCompute, cost.gpu, op_name(op, mode), layer, mb, cost.host);
+        compute(TaskKind::kCompute, Category::kCompute, cost.gpu,
+                p.names[i][static_cast<std::size_t>(mode)], layer, mb, cost.host);
         graph::Task& t = g_.mutable_task(last_);
         t.beside_collective_slowdown = static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
         t.beside_two_collectives_slowdown = static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
