@@ -53,6 +53,23 @@ TEST(ExecGraph, CsrListsSortedSuccessorsAndPredecessors) {
   EXPECT_EQ(g.ranks(), 1u);
 }
 
+TEST(ExecGraph, ReservingRoomChangesNoIdsNamesOrEdges) {
+  ExecGraph g;
+  const TaskId a = g.add_task(compute(0, 10), "mlp_up.fwd");
+  g.reserve(1000, 1000);
+  const TaskId b = g.add_task(compute(0, 10), "mlp_up.fwd");
+  const TaskId c = g.add_task(compute(0, 10), "mlp_down.fwd");
+  g.add_edge(a, c);
+  g.add_edge(b, c);
+  EXPECT_EQ(g.edges_added(), 2u);
+  g.reserve(1, 1);  // never shrinks
+  g.finalize();
+  EXPECT_EQ(g.size(), 3u);
+  EXPECT_EQ(g.name(b), "mlp_up.fwd");
+  EXPECT_EQ(g.name(c), "mlp_down.fwd");
+  EXPECT_EQ(ids(g.predecessors(c)), (std::vector<TaskId>{a, b}));
+}
+
 TEST(ExecGraph, DumpIsCanonicalText) {
   ExecGraph g;
   TaskId f0 = g.add_task(compute(0, 1500), "fwd");
