@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <vector>
 
 namespace stepcast::analysis {
 namespace {
@@ -64,19 +65,30 @@ TaskId binding_predecessor(const ExecGraph& g, const sim::Timeline& t, TaskId id
   return best;
 }
 
-// The category of the collective that held SMs longest during `span` on `holders` (those of one
-// rank beside its compute stream, sorted by start), or kCompute when none overlapped it.
-Category overlapping_holder(const ExecGraph& g, const sim::Timeline& t, const std::vector<TaskId>& holders,
+// SM-holding tasks of one rank beside its compute stream, one list per stream. A stream runs its
+// tasks one after another, so each list is ordered by start and by end alike.
+using HolderLanes = std::vector<std::vector<TaskId>>;
+
+// The category of the collective that held SMs longest during `span`, the earliest-starting on
+// a tie, or kCompute when none overlapped it. Binary search per stream: a step has millions of
+// kernels and as many holders, and scanning every earlier holder for each kernel was quadratic.
+Category overlapping_holder(const ExecGraph& g, const sim::Timeline& t, const HolderLanes& lanes,
                             const sim::Span& span) {
-  Category best = Category::kCompute;
+  TaskId best = kNone;
   sim::Time longest = 0;
-  const auto after = std::upper_bound(holders.begin(), holders.end(), span.end_ns,
-                                      [&](sim::Time end, TaskId h) { return end <= t.spans[h].start_ns; });
-  for (auto it = holders.begin(); it != after; ++it) {
-    const sim::Time overlap = std::min(span.end_ns, t.spans[*it].end_ns) - std::max(span.start_ns, t.spans[*it].start_ns);
-    if (overlap > longest) longest = overlap, best = g.task(*it).category;
+  for (const std::vector<TaskId>& lane : lanes) {
+    auto it = std::partition_point(lane.begin(), lane.end(),
+                                   [&](TaskId h) { return t.spans[h].end_ns <= span.start_ns; });
+    for (; it != lane.end() && t.spans[*it].start_ns < span.end_ns; ++it) {
+      const sim::Time overlap = std::min(span.end_ns, t.spans[*it].end_ns) -
+                                std::max(span.start_ns, t.spans[*it].start_ns);
+      const bool earlier = best != kNone && std::tie(t.spans[*it].start_ns, *it) <
+                                                std::tie(t.spans[best].start_ns, best);
+      if (overlap > longest || (overlap == longest && overlap > 0 && earlier))
+        longest = overlap, best = *it;
+    }
   }
-  return best;
+  return best == kNone ? Category::kCompute : g.task(best).category;
 }
 
 }  // namespace
@@ -86,16 +98,19 @@ analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
   if (g.size() == 0) return b;
   const TaskId last = last_to_end(g, t);
   const std::uint32_t rank = g.task(last).rank;
-  std::vector<TaskId> lane, holders;
+  std::vector<TaskId> lane;
+  HolderLanes holders;
   for (TaskId id = 0; id < g.size(); ++id) {
     const graph::Task& task = g.task(id);
     if (task.rank != rank) continue;
     if (task.stream == kComputeStream) lane.push_back(id);
-    if (task.stream != kComputeStream && task.holds_sms) holders.push_back(id);
+    if (task.stream != kComputeStream && task.holds_sms) {
+      if (holders.size() <= task.stream) holders.resize(task.stream + 1u);
+      holders[task.stream].push_back(id);  // in id order, which is the stream's running order
+    }
   }
   const auto by_start = [&](TaskId a, TaskId c) { return std::tie(t.spans[a].start_ns, a) < std::tie(t.spans[c].start_ns, c); };
   std::sort(lane.begin(), lane.end(), by_start);
-  std::sort(holders.begin(), holders.end(), by_start);
   sim::Time cursor = 0;
   auto wait = [&](sim::Time gap, TaskId cause) {
     const double seconds = gap * kSecondsPerNs;

@@ -76,6 +76,31 @@ TEST(TimelineAnalysis, TimeAKernelLosesToACollectiveHoldingSmsCountsAsThatCollec
   EXPECT_DOUBLE_EQ(b.fsdp_comm_s, 1000e-9);
 }
 
+TEST(TimelineAnalysis, TheSlowdownGoesToTheHolderOverlappingTheKernelLongestOnAnyStream) {
+  // A 1,000 ns kernel at half speed beside a 400 ns ZeRO-3 gather (prefetch stream) and a 3,000 ns
+  // gradient reduction (gradient stream): it takes 2,000 ns, all of them beside the reduction, so
+  // its lost 1,000 ns are the reduction's, as are the 1,000 ns the step then waits for it to end.
+  ExecGraph g;
+  Task kernel;
+  kernel.duration_ns = 1000;
+  kernel.beside_collective_slowdown = 2;
+  kernel.beside_two_collectives_slowdown = 2;
+  const TaskId k = g.add_task(kernel, "fwd");
+  const TaskId gather = add(g, 0, 3, 400, Category::kShardedData, TaskKind::kCollective);
+  const TaskId reduce = add(g, 0, 2, 3000, Category::kDataParallel, TaskKind::kCollective);
+  for (const TaskId h : {gather, reduce}) {
+    g.mutable_task(h).holds_sms = true;
+    g.add_collective({h}, g.task(h).duration_ns);
+  }
+  g.finalize();
+  const sim::Timeline t = sim::run(g);
+  ASSERT_EQ(t.spans[k].end_ns, 2000);
+  const analytic::Breakdown b = breakdown(g, t);
+  EXPECT_DOUBLE_EQ(b.compute_s, 1000e-9);
+  EXPECT_DOUBLE_EQ(b.dp_comm_s, 2000e-9);
+  EXPECT_DOUBLE_EQ(b.fsdp_comm_s, 0);
+}
+
 TEST(TimelineAnalysis, CriticalPathFollowsTheDependencyThatReleasedEachTask) {
   TwoStages s;
   const CriticalPath p = critical_path(s.g, sim::run(s.g));
