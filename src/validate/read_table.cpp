@@ -384,6 +384,10 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
     st.micro_batch = default_micro_batch(s, sw);  // documented in the README
   }
   const std::string& sp = r.text("seq_parallel");
+  if (!sp.empty() && sp != "yes" && sp != "no") {
+    r.fail("seq_parallel", "unknown sequence-parallel value \"" + sp + "\"",
+           "valid: yes, no (or empty: the source's default)");
+  }
   st.sequence_parallel = sp.empty() ? default_sequence_parallel(s, sw) : sp == "yes";
   return c;
 }

@@ -78,6 +78,26 @@ TEST(ReadTable, RejectsAMeasurementThatIsNotAboveZeroOrAnMfuAboveOne) {
             "v.csv:2: measured_mfu: expected a measured value above zero and at most 1, got \"50.5\"");
 }
 
+TEST(ReadTable, RejectsARecomputeOrSequenceParallelCellItDoesNotKnowSayingWhatIsValid) {
+  const auto error_of = [](const std::string& cells) {
+    std::string row = kNarayananZero3Row;
+    row.replace(row.find(",1536,4,,,"), 10, ",1536,4," + cells + ",");
+    try {
+      read_table("p.csv", std::string(kPublishedHeader) + row, {});
+    } catch (const Error& e) {
+      return std::string(e.what()) + " | " + e.hint();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(",true"),
+            "p.csv:2: seq_parallel: unknown sequence-parallel value \"true\" | valid: yes, no (or empty: the "
+            "source's default)");
+  EXPECT_EQ(error_of("sometimes,"),
+            "p.csv:2: recompute: unknown recompute \"sometimes\" | valid: none, selective, selective (op), "
+            "selective (layer), full (or empty: the source's default)");
+  EXPECT_EQ(error_of("full,no"), "no error");
+}
+
 TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
   // 8 GPUs but tp 2 x dp 2 x pp 1 = 4.
   const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,1,219.7\n";
