@@ -363,10 +363,10 @@ class Dumper {
 
 }  // namespace
 
-std::optional<std::int64_t> replica_gpus(const Strategy& st, std::int64_t gpus) {
+std::optional<std::int64_t> replica_gpus(const Strategy& st, int gpus) {
   std::int64_t product = 1;
   for (const int degree : {st.tp, st.pp, st.cp}) {
-    product *= std::max(1, degree);  // both factors are at most 2^31: no overflow
+    product *= std::max(1, degree);  // product <= gpus < 2^31 before, degree < 2^31: no overflow
     if (product > gpus) return std::nullopt;
   }
   return product;

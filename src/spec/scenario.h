@@ -43,7 +43,7 @@ Scenario complete_and_validate(Scenario scenario);
 /// GPUs one data-parallel replica spans, tp * pp * cp, or nullopt where that is more than `gpus`
 /// (no data-parallel degree fits then). Degrees below 1 count as 1. Never overflows, whatever
 /// the degrees.
-std::optional<std::int64_t> replica_gpus(const Strategy& st, std::int64_t gpus);
+std::optional<std::int64_t> replica_gpus(const Strategy& st, int gpus);
 
 /// Every field of `s`, one `path = value` per line in declaration order (doubles in shortest
 /// round-trip form, enums by their CLI names): a stable text for golden tests and debugging.
