@@ -26,4 +26,21 @@ inline spec::Scenario llama3_405b() {
   return spec::complete_and_validate(s);
 }
 
+// Narayanan et al.'s GPT 529.6B (SC'21 Table 1): TP 8, PP 35, 280 micro-batches of one 2K
+// sequence, full recomputation, on one data-parallel replica: a graph of 2.2 million tasks,
+// the size that `validate --engine sim` spends most of its time on.
+inline spec::Scenario megatron_530b() {
+  spec::Scenario s;
+  s.model = spec::model_preset("megatron-gpt-529.6b");
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  s.gpus = 280;
+  s.strategy.tp = 8;
+  s.strategy.pp = 35;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = 280;
+  s.strategy.seq_len = 2048;
+  s.strategy.recompute = spec::Recompute::kFull;
+  return spec::complete_and_validate(s);
+}
+
 }  // namespace stepcast
