@@ -91,13 +91,11 @@ class StepBuilder {
 
   graph::ExecGraph build() {
     name_lanes();
+    GraphSize first;
     for (int stage = 0; stage < st_.pp; ++stage) {
       build_stage(stage);
-      // Every stage runs every micro-batch through its share of the layers, so the first one
-      // tells the size of the whole graph; a tenth more covers the stages with more layers.
-      if (stage == 0)
-        g_.reserve(std::min(max_tasks_, g_.size() * st_.pp * 11 / 10),
-                   g_.edges_added() * st_.pp * 11 / 10);
+      if (stage == 0) first = {g_.size(), g_.edges_added()};
+      if (stage == 1) reserve_like_second_stage(first);
     }
     pair_transfers();
     g_.finalize();
@@ -436,6 +434,30 @@ class StepBuilder {
 
   double embedding_params() const { return params_.embedding / st_.tp; }
   double head_params() const { return (params_.output + params_.final_norm) / st_.tp; }
+
+  struct GraphSize {
+    std::size_t tasks = 0, edges = 0;
+  };
+
+  // Reserves the graph's arrays once the first two stages are built, so they are not copied as
+  // they grow. The second stage stands for every later one: it receives from both sides, and its
+  // tasks and edges grow with its layers; one layer more covers the head, whose three operators
+  // take fewer than a layer's.
+  void reserve_like_second_stage(GraphSize first) {
+    const auto later_layers = static_cast<std::size_t>(s_.model.layers - stage_layers(0) + 1);
+    const auto whole = [&](std::size_t after_first, std::size_t after_second) {
+      return after_first + (after_second - after_first) * later_layers /
+                               static_cast<std::size_t>(stage_layers(1));
+    };
+    g_.reserve(std::min(max_tasks_, whole(first.tasks, g_.size())),
+               whole(first.edges, g_.edges_added()));
+  }
+
+  int stage_layers(int stage) const {
+    int layers = 0;
+    for (int c = 0; c < st_.vp; ++c) layers += layers_in(c * st_.pp + stage);
+    return layers;
+  }
 
   double stage_params(int stage) const {
     double p = 0;
