@@ -32,7 +32,10 @@ constexpr const char* kVtrainColumns[] = {
     "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
     "iteration time (ms)"};
 constexpr const char* kRequiredCell = "empty cell; this column is required";
-constexpr const char* kVtrainSource = "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)";
+// vTrain published its single-node and its multi-node measurements as two files; a row's GPU count
+// against the cluster's node size says which it belongs to.
+constexpr const char* kVtrainSingleNode = "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)";
+constexpr const char* kVtrainMultiNode = "vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)";
 
 // Accessor for one CSV record that names file, line and column in every error.
 class RowReader {
@@ -395,7 +398,6 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
 Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options& options) {
   const RowReader r(t, row);
   Case c;
-  c.source = kVtrainSource;
   c.line = row.line;
   c.quantity = Quantity::kIterationTime;
   const std::optional<double> ms = r.measurement("iteration time (ms)");
@@ -419,6 +421,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   c.model = m.name;
   s.cluster = options.cluster ? *options.cluster : spec::cluster_preset("dgx-a100-80g");
   s.gpus = r.required("# GPUs");
+  c.source = s.gpus > s.cluster.gpus_per_node ? kVtrainMultiNode : kVtrainSingleNode;
   spec::Strategy& st = s.strategy;
   st.tp = r.required("tensor parallelism");
   st.dp = r.required("data parallelism");
@@ -470,7 +473,7 @@ std::vector<Case> read_table(std::string_view source_name, std::string_view text
       if (e.kind() == ErrorKind::kInternal) throw;
       if (!e.where().file.empty() && e.where().file == table.source) throw;  // malformed cell
       c.line = row.line;
-      if (c.source.empty()) c.source = vtrain ? kVtrainSource : RowReader(table, row).text("source");
+      if (c.source.empty()) c.source = vtrain ? kVtrainSingleNode : RowReader(table, row).text("source");
       c.reason = e.hint().empty() ? std::string(e.what()) : std::string(e.what()) + " (" + e.hint() + ")";
     }
     cases.push_back(std::move(c));

@@ -5,9 +5,9 @@
 //   for (const auto& row : r.rows) ...;  r.overall.mape
 //
 // Two schemas, detected by header: ../shared/validation/published_runs.csv and vTrain's
-// ground_truth_single.csv (with or without its leading "Parameters (billion)" column). How each
-// row becomes a Scenario, and every default used for a field the source leaves out, is listed in
-// the README ("How validation reads a row").
+// ground_truth_single.csv and ground_truth_multi.csv (with or without their leading "Parameters
+// (billion)" column). How each row becomes a Scenario, and every default used for a field the
+// source leaves out, is listed in the README ("How validation reads a row").
 #pragma once
 
 #include <optional>

@@ -73,7 +73,8 @@ TEST(Presets, ShipsTheRequiredPresets) {
                                              "llama3-h100-roce",
                                              "mosaic-a100-40g-roce",
                                              "mosaic-a100-80g-roce",
-                                             "mosaic-h100-roce"};
+                                             "mosaic-h100-roce",
+                                             "vtrain-a100-cluster"};
   EXPECT_EQ(preset_names(PresetKind::kCluster), clusters);
 }
 
@@ -164,6 +165,17 @@ TEST(Presets, ValidationClustersHoldExactlyTheFactsOfTheValidationReadme) {
   EXPECT_EQ(llama.levels[2].domain_gpus, 0);
   EXPECT_DOUBLE_EQ(llama.levels[2].oversubscription, 7);
   EXPECT_DOUBLE_EQ(llama.levels[2].bandwidth_per_gpu_Bps, 400e9 / 8);
+}
+
+// vTrain's multi-node validation configs (config/validation/multi/*.json): "node_size": 8,
+// "inter_node_bandwidth": 800 (Gbit/s per node), A100 GPUs.
+TEST(Presets, VtrainClusterHoldsTheFactsOfVtrainsMultiNodeConfigs) {
+  const ClusterSpec c = cluster_preset("vtrain-a100-cluster");
+  EXPECT_EQ(c.gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(c.gpu.peak_bf16_flops, 312e12);
+  ASSERT_EQ(c.levels.size(), 2u);
+  EXPECT_EQ(c.levels[0].domain_gpus, 8);
+  EXPECT_DOUBLE_EQ(c.levels[1].bandwidth_per_gpu_Bps, 800e9 / 8 / 8);
 }
 
 TEST(Presets, EveryClusterOfThePublishedRunsIsAPreset) {

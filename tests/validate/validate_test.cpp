@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "report/report.h"
+#include "spec/presets.h"
 
 namespace stepcast::validate {
 namespace {
@@ -35,6 +36,20 @@ TEST(ReadTable, DetectsVtrainSchemaWithAndWithoutParametersColumn) {
     EXPECT_EQ(cases[0].scenario.strategy.tp, 2);
     EXPECT_EQ(cases[0].scenario.cluster.name, "dgx-a100-80g");
   }
+}
+
+TEST(ReadTable, VtrainRowsSpanningMoreThanOneNodeOfTheClusterBelongToItsMultiNodeSource) {
+  // Columns: GPUs, global batch, micro batch, hidden, heads, layers, sequence, TP, DP, PP, ms.
+  const std::string text = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n" +
+                           "16,32,4,1024,16,24,1024,2,4,2,219.7\n";
+  const std::vector<Case> cases = read_table("v.csv", text, {});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].source, "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)");
+  EXPECT_EQ(cases[1].source, "vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)");
+  Options on_vtrains_cluster;
+  on_vtrains_cluster.cluster = spec::cluster_preset("vtrain-a100-cluster");
+  EXPECT_EQ(read_table("v.csv", text, on_vtrains_cluster)[1].scenario.cluster.name,
+            "vtrain-a100-cluster");
 }
 
 TEST(ReadTable, RejectsMissingColumnNamingItAndTheSchema) {

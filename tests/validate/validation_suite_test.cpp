@@ -9,6 +9,7 @@
 
 #include "core/csv.h"
 #include "report/report.h"
+#include "spec/presets.h"
 #include "validate/validate.h"
 
 namespace stepcast::validate {
@@ -17,6 +18,16 @@ namespace {
 Report validate_file(const std::string& name, Engine engine = Engine::kAnalytic) {
   const std::string path = STEPCAST_SHARED_DIR "/validation/" + name;
   return run(read_table(name, core::read_file(path), {}), engine);
+}
+
+// vTrain's multi-node measurements ship with the project (data/validation/README.md), on the
+// cluster its configs describe.
+Report validate_vtrain_multi_node(Engine engine) {
+  const std::string name = "vtrain_multi_node_a100.csv";
+  Options options;
+  options.cluster = spec::cluster_preset("vtrain-a100-cluster");
+  return run(read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), options),
+             engine);
 }
 
 void expect_ratchet(const Report& r, const std::map<std::string, double>& limits) {
@@ -95,6 +106,15 @@ TEST(ValidationSuite, VtrainSingleNodeStaysWithinItsRatchet) {
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
+TEST(ValidationSuite, VtrainMultiNodeStaysWithinItsRatchet) {
+  const Report r = validate_vtrain_multi_node(Engine::kAnalytic);
+  EXPECT_EQ(r.overall.rows, 109);
+  // 2026-11-22: 0.1245 when first added (vTrain reports 14.73% on these rows, profiling each
+  // operator on a GPU).
+  expect_ratchet(r, {{"vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)", 0.125}});
+  EXPECT_EQ(r.overall.not_fitting, 0);
+}
+
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
 TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
@@ -133,6 +153,13 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   // Later still, up: 0.099 with full-duplex links; 0.107 with DeepSpeed's pipeline engine as it
   // runs (with TP 1 its host no longer waits at each pipeline receive, and runs ahead).
   EXPECT_LE(r.overall.mape, 0.107);
+}
+
+TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {
+  const Report r = validate_vtrain_multi_node(Engine::kSimulation);
+  EXPECT_EQ(r.overall.rows, 109);
+  // 2026-11-22: 0.128 when first added.
+  expect_ratchet(r, {{"vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)", 0.128}});
 }
 
 }  // namespace
