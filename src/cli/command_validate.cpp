@@ -20,7 +20,9 @@ Runner add_validate(CLI::App& app) {
     bool json = false;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("file", a->file, "published_runs.csv or vTrain ground_truth_single/multi.csv schema")->required();
+  cmd->add_option("file", a->file,
+                  "published_runs.csv or vTrain ground_truth_single/multi.csv schema")
+      ->required();
   cmd->add_option("--cluster", a->cluster, "Cluster preset or YAML file for vTrain rows and rows without a cluster cell");
   cmd->add_option("--engine", a->engine, "analytic (closed form) or sim (discrete-event simulation of each row)")
       ->check(CLI::IsMember({"analytic", "sim"}))

@@ -34,8 +34,10 @@ constexpr const char* kVtrainColumns[] = {
 constexpr const char* kRequiredCell = "empty cell; this column is required";
 // vTrain published its single-node and its multi-node measurements as two files; a row's GPU count
 // against the cluster's node size says which it belongs to.
-constexpr const char* kVtrainSingleNode = "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)";
-constexpr const char* kVtrainMultiNode = "vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)";
+constexpr const char* kVtrainSingleNode =
+    "vTrain ground_truth_single (Megatron-DeepSpeed, 1 node A100)";
+constexpr const char* kVtrainMultiNode =
+    "vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)";
 
 // Accessor for one CSV record that names file, line and column in every error.
 class RowReader {
@@ -473,7 +475,8 @@ std::vector<Case> read_table(std::string_view source_name, std::string_view text
       if (e.kind() == ErrorKind::kInternal) throw;
       if (!e.where().file.empty() && e.where().file == table.source) throw;  // malformed cell
       c.line = row.line;
-      if (c.source.empty()) c.source = vtrain ? kVtrainSingleNode : RowReader(table, row).text("source");
+      if (c.source.empty())
+        c.source = vtrain ? kVtrainSingleNode : RowReader(table, row).text("source");
       c.reason = e.hint().empty() ? std::string(e.what()) : std::string(e.what()) + " (" + e.hint() + ")";
     }
     cases.push_back(std::move(c));

@@ -26,8 +26,9 @@ Report validate_vtrain_multi_node(Engine engine) {
   const std::string name = "vtrain_multi_node_a100.csv";
   Options options;
   options.cluster = spec::cluster_preset("vtrain-a100-cluster");
-  return run(read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), options),
-             engine);
+  return run(
+      read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), options),
+      engine);
 }
 
 void expect_ratchet(const Report& r, const std::map<std::string, double>& limits) {
