@@ -191,6 +191,25 @@ TEST(ReadTable, NarayanansPipelinesScatterAndGatherTheirTensors) {
   EXPECT_FALSE(cases[0].scenario.strategy.sequence_parallel);
 }
 
+TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
+  // data/validation/megatron_bridge_h100.csv line 2: Llama 3 70B, TP 4 x PP 8 x VP 5, FP8.
+  const std::string row =
+      "Megatron-Bridge performance summary (DGX-H100),Llama 3 70B [FP8-CS],70,80,8192,28672,64,8,128256,"
+      "8192,H100 SXM 80GB (DGX-H100),dgx-h100,64,4,8,2,1,1,5,128,1,none,yes,,,103616,,yes,\n";
+  const std::vector<Case> cases = read_table("m.csv", std::string(kPublishedHeader) + row, {});
+  ASSERT_EQ(cases.size(), 1u);
+  ASSERT_EQ(cases[0].reason, "");
+  const spec::Strategy& st = cases[0].scenario.strategy;
+  EXPECT_EQ(st.dtype, spec::Dtype::kFp8);
+  EXPECT_EQ(st.zero_stage, 1);
+  EXPECT_EQ(st.grad_reduce_dtype, spec::Dtype::kBf16);
+  EXPECT_TRUE(st.sequence_parallel);
+  EXPECT_TRUE(st.overlap_tp_comm);
+  EXPECT_EQ(st.pipeline_transfers, spec::PipelineTransfers::kAsynchronous);
+  EXPECT_EQ(st.schedule, spec::Schedule::kInterleaved);
+  EXPECT_EQ(st.recompute, spec::Recompute::kNone);
+}
+
 TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
   const std::string text = std::string(kPublishedHeader) + kNarayananZero3Row;
   const std::vector<Case> cases = read_table("p.csv", text, {});

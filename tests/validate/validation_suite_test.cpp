@@ -116,6 +116,21 @@ TEST(ValidationSuite, VtrainMultiNodeStaysWithinItsRatchet) {
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
+// NVIDIA's Megatron-Bridge performance summary, DGX-H100 rows of dense Llama models
+// (data/validation/README.md).
+Report validate_megatron_bridge(Engine engine) {
+  const std::string name = "megatron_bridge_h100.csv";
+  return run(read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), {}), engine);
+}
+
+TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
+  const Report r = validate_megatron_bridge(Engine::kAnalytic);
+  EXPECT_EQ(r.overall.rows, 6);
+  // 2026-11-22: 0.201 when first added (all six predicted 16-25% too fast).
+  expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.205}});
+  EXPECT_EQ(r.overall.not_fitting, 0);
+}
+
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
 TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
@@ -154,6 +169,13 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   // Later still, up: 0.099 with full-duplex links; 0.107 with DeepSpeed's pipeline engine as it
   // runs (with TP 1 its host no longer waits at each pipeline receive, and runs ahead).
   EXPECT_LE(r.overall.mape, 0.107);
+}
+
+TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
+  const Report r = validate_megatron_bridge(Engine::kSimulation);
+  EXPECT_EQ(r.overall.rows, 6);
+  // 2026-11-22: 0.209 when first added.
+  expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.21}});
 }
 
 TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {
