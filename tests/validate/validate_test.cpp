@@ -194,7 +194,8 @@ TEST(ReadTable, NarayanansPipelinesScatterAndGatherTheirTensors) {
 TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
   // data/validation/megatron_bridge_h100.csv line 2: Llama 3 70B, TP 4 x PP 8 x VP 5, FP8.
   const std::string row =
-      "Megatron-Bridge performance summary (DGX-H100),Llama 3 70B [FP8-CS],70,80,8192,28672,64,8,128256,"
+      "Megatron-Bridge performance summary (DGX-H100),Llama 3 70B "
+      "[FP8-CS],70,80,8192,28672,64,8,128256,"
       "8192,H100 SXM 80GB (DGX-H100),dgx-h100,64,4,8,2,1,1,5,128,1,none,yes,,,103616,,yes,\n";
   const std::vector<Case> cases = read_table("m.csv", std::string(kPublishedHeader) + row, {});
   ASSERT_EQ(cases.size(), 1u);

@@ -120,7 +120,8 @@ TEST(ValidationSuite, VtrainMultiNodeStaysWithinItsRatchet) {
 // (data/validation/README.md).
 Report validate_megatron_bridge(Engine engine) {
   const std::string name = "megatron_bridge_h100.csv";
-  return run(read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), {}), engine);
+  return run(read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), {}),
+             engine);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
