@@ -20,15 +20,17 @@ Report validate_file(const std::string& name, Engine engine = Engine::kAnalytic)
   return run(read_table(name, core::read_file(path), {}), engine);
 }
 
-// vTrain's multi-node measurements ship with the project (data/validation/README.md), on the
-// cluster its configs describe.
+// Measured runs that ship with the project (data/validation/README.md).
+Report validate_shipped(const std::string& name, Engine engine, const Options& options = {}) {
+  const std::string path = STEPCAST_SOURCE_DIR "/data/validation/" + name;
+  return run(read_table(name, core::read_file(path), options), engine);
+}
+
+// vTrain's multi-node measurements, on the cluster its configs describe.
 Report validate_vtrain_multi_node(Engine engine) {
-  const std::string name = "vtrain_multi_node_a100.csv";
   Options options;
   options.cluster = spec::cluster_preset("vtrain-a100-cluster");
-  return run(
-      read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), options),
-      engine);
+  return validate_shipped("vtrain_multi_node_a100.csv", engine, options);
 }
 
 void expect_ratchet(const Report& r, const std::map<std::string, double>& limits) {
@@ -116,16 +118,9 @@ TEST(ValidationSuite, VtrainMultiNodeStaysWithinItsRatchet) {
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
-// NVIDIA's Megatron-Bridge performance summary, DGX-H100 rows of dense Llama models
-// (data/validation/README.md).
-Report validate_megatron_bridge(Engine engine) {
-  const std::string name = "megatron_bridge_h100.csv";
-  return run(read_table(name, core::read_file(STEPCAST_SOURCE_DIR "/data/validation/" + name), {}),
-             engine);
-}
-
+// NVIDIA's Megatron-Bridge performance summary: DGX-H100 runs of dense Llama models.
 TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
-  const Report r = validate_megatron_bridge(Engine::kAnalytic);
+  const Report r = validate_shipped("megatron_bridge_h100.csv", Engine::kAnalytic);
   EXPECT_EQ(r.overall.rows, 6);
   // 2026-11-22: 0.201 when first added (all six predicted 16-25% too fast).
   expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.205}});
@@ -173,7 +168,7 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
-  const Report r = validate_megatron_bridge(Engine::kSimulation);
+  const Report r = validate_shipped("megatron_bridge_h100.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 6);
   // 2026-11-22: 0.209 when first added.
   expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.21}});
