@@ -102,6 +102,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "The host waits for each micro-batch's loss before launching its backward (DeepSpeed "
       "July 2023 - February 2024: loss.item() in engine.backward). Changes simulate only: the "
       "closed form already prices each pass of a layer on its own");
+  cmd.add_flag(
+      "--host-syncs-forward", st.host_syncs_each_forward,
+      "The host synchronises the device before launching each micro-batch's forward, waiting for "
+      "its input to arrive (DeepSpeed's throughput timer). Changes simulate only: the closed form "
+      "already prices each pass of a layer on its own");
   cmd.add_option("--host-dispatch", o.host_dispatch,
                  "Host time per kernel launch, e.g. \"42.4 us\" (eager PyTorch, the default) or \"0 us\" "
                  "(CUDA graphs)");

@@ -88,6 +88,12 @@ struct Strategy {
   // waits for the GPU to finish the forward: DeepSpeed's engine.backward() called
   // loss.mean().item() from July 2023 (PR #4030) to February 2024 (PR #5135).
   bool host_reads_loss = false;
+  // The host synchronises the device before it launches each micro-batch's forward, so it waits
+  // for the GPU and for every transfer in flight, the forward's own input included: DeepSpeed
+  // starts its throughput timer there (ThroughputTimer.start(), torch.cuda.synchronize(), from
+  // PipelineEngine._exec_forward_pass, and from DeepSpeedEngine.forward when it was given no
+  // training data, as Megatron-DeepSpeed gives it none).
+  bool host_syncs_each_forward = false;
   // Megatron-LM's scatter/gather of pipeline tensors (scatter_gather_tensors_in_pipeline, on by
   // default from 2021 until sequence parallelism, which splits the tensors anyway; Narayanan et
   // al. 2021 §4.1), and DeepSpeed's partitioned pipeline tensors with TP > 1: each TP rank sends

@@ -357,7 +357,12 @@ class StepBuilder {
   // receive that follows it, so the host waits at each receive: for it, for the last send and for
   // the kernels launched so far.
   void pipeline_sync(TaskId transfer) {
-    if (st_.pipeline_transfers != spec::PipelineTransfers::kHostSynchronised) return;
+    if (st_.pipeline_transfers == spec::PipelineTransfers::kHostSynchronised) synchronise_device(transfer);
+  }
+
+  // torch.cuda.synchronize(): the host waits for `transfer`, the last send and the kernels
+  // launched so far.
+  void synchronise_device(TaskId transfer) {
     host_waits_for(transfer);
     host_waits_for(last_);
     host_waits_for(last_send_);
@@ -391,6 +396,9 @@ class StepBuilder {
     // from pageable host memory synchronises the stream.
     if (model_chunk == 0 || model_chunk == chunks_ - 1) host_waits_for(last_);
     if (model_chunk > 0) receive(false, model_chunk, mb);
+    if (st_.host_syncs_each_forward) {
+      synchronise_device(model_chunk > 0 ? recvs_[transfer_index(false, model_chunk, mb)] : kNone);
+    }
     if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
       const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];

@@ -290,14 +290,17 @@ double step_time_s(const std::string& args) {
   return r.exit_code == 0 ? nlohmann::json::parse(r.output)["step_time_s"].get<double>() : 0;
 }
 
-TEST(Cli, AHostThatReadsTheLossSlowsALaunchBoundSimulationAndLeavesTheEstimate) {
-  // The simulated host can no longer launch a backward while its forward runs; the closed form
+TEST(Cli, AHostThatWaitsForTheGpuSlowsALaunchBoundSimulationAndLeavesTheEstimate) {
+  // The simulated host can no longer launch a pass while the one before it runs; the closed form
   // prices each pass on its own either way.
-  const std::string launch_bound = " --model llama3.1-8b --gpus 1 --global-batch 4 --seq 128";
-  EXPECT_GT(step_time_s("simulate" + launch_bound + " --host-reads-loss"),
-            step_time_s("simulate" + launch_bound));
-  EXPECT_EQ(step_time_s("estimate" + launch_bound + " --host-reads-loss"),
-            step_time_s("estimate" + launch_bound));
+  // Every stage waits for the GPU before it loads a micro-batch, so the sync before a forward
+  // shows only where a receive comes before the forward.
+  const std::string launch_bound =
+      " --model llama3.1-8b --gpus 2 --pp 2 --pipeline-transfers stream --global-batch 4 --seq 128";
+  for (const std::string flag : {" --host-reads-loss", " --host-syncs-forward"}) {
+    EXPECT_GT(step_time_s("simulate" + launch_bound + flag), step_time_s("simulate" + launch_bound)) << flag;
+    EXPECT_EQ(step_time_s("estimate" + launch_bound + flag), step_time_s("estimate" + launch_bound)) << flag;
+  }
 }
 
 TEST(Cli, SimulateWritesAChromeTraceWithEveryTaskOnce) {

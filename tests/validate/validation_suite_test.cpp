@@ -163,8 +163,9 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   // Softmax fallback (0.108; 0.11), split k, as above (0.105); 2026-11-22, odd GEMMs as above
   // (0.125 with host dispatch; 0.32); 2026-11-22, later, the host reading DeepSpeed's loss (0.108).
   // Later still, up: 0.099 with full-duplex links; 0.107 with DeepSpeed's pipeline engine as it
-  // runs (with TP 1 its host no longer waits at each pipeline receive, and runs ahead).
-  EXPECT_LE(r.overall.mape, 0.107);
+  // runs (with TP 1 its host no longer waits at each pipeline receive, and runs ahead). Then
+  // 0.105 with the host synchronising before each forward (DeepSpeed's throughput timer).
+  EXPECT_LE(r.overall.mape, 0.105);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {

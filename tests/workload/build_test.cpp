@@ -305,19 +305,25 @@ TEST(Build, HostThatReadsTheLossLaunchesNoBackwardBeforeTheForwardHasRun) {
 }
 
 // Host launches that follow a pipeline receive in program order, and whether each started only
-// after that receive ended.
-std::vector<bool> launches_after_receives_wait(spec::PipelineTransfers transfers) {
+// after that receive ended, for the forward's receives and for the backward's.
+struct LaunchesAfterReceives {
+  std::vector<bool> forward, backward;
+};
+LaunchesAfterReceives launches_after_receives_wait(spec::PipelineTransfers transfers, bool syncs_each_forward = false) {
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 2, .tp = 1, .pp = 2, .global_batch = 4, .seq = 128});
   s.strategy.pipeline_transfers = transfers;
+  s.strategy.host_syncs_each_forward = syncs_each_forward;
   const graph::ExecGraph g = build(spec::complete_and_validate(s));
   const sim::Timeline t = sim::run(g);
-  std::vector<bool> waited;
+  LaunchesAfterReceives waited;
   std::vector<graph::TaskId> open(2, 0xffffffffu);
   for (graph::TaskId id = 0; id < g.size(); ++id) {
     const graph::Task& task = g.task(id);
     if (task.kind == graph::TaskKind::kRecv) open[task.rank] = id;
     if (task.stream == kHostStream && open[task.rank] != 0xffffffffu) {
-      waited.push_back(t.spans[id].start_ns >= t.spans[open[task.rank]].end_ns);
+      const graph::TaskId recv = open[task.rank];
+      (g.name(recv) == "pp.recv" ? waited.forward : waited.backward)
+          .push_back(t.spans[id].start_ns >= t.spans[recv].end_ns);
       open[task.rank] = 0xffffffffu;
     }
   }
@@ -371,11 +377,22 @@ TEST(Build, UnderScatterGatherEveryReceiveIsGatheredOverTheTensorParallelGroupBe
 TEST(Build, MegatronsHostWaitsForEveryPipelineReceive) {
   // Megatron calls torch.cuda.synchronize() after each batch_isend_irecv; PyTorch's pipelining
   // library does not, and its host launches ahead of the data.
-  const std::vector<bool> megatron = launches_after_receives_wait(spec::PipelineTransfers::kHostSynchronised);
-  ASSERT_FALSE(megatron.empty());
-  for (bool waited : megatron) EXPECT_TRUE(waited);
-  const std::vector<bool> pipelining = launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered);
-  EXPECT_NE(std::count(pipelining.begin(), pipelining.end(), false), 0);
+  const LaunchesAfterReceives megatron = launches_after_receives_wait(spec::PipelineTransfers::kHostSynchronised);
+  ASSERT_FALSE(megatron.forward.empty());
+  ASSERT_FALSE(megatron.backward.empty());
+  for (bool waited : megatron.forward) EXPECT_TRUE(waited);
+  for (bool waited : megatron.backward) EXPECT_TRUE(waited);
+  const LaunchesAfterReceives pipelining = launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered);
+  EXPECT_NE(std::count(pipelining.forward.begin(), pipelining.forward.end(), false), 0);
+}
+
+TEST(Build, DeepSpeedsHostWaitsForEachForwardsInputButLaunchesBackwardsAhead) {
+  // DeepSpeed's throughput timer synchronises the device as each forward starts, after its
+  // receive was posted; nothing of the kind precedes a backward on a stage without the loss.
+  const LaunchesAfterReceives deepspeed = launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered, true);
+  ASSERT_FALSE(deepspeed.forward.empty());
+  for (bool waited : deepspeed.forward) EXPECT_TRUE(waited);
+  EXPECT_NE(std::count(deepspeed.backward.begin(), deepspeed.backward.end(), false), 0);
 }
 
 TEST(Build, LargeKernelsHideTheHost) {
