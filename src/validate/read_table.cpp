@@ -198,6 +198,15 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.tp_shards_sequence = true;
     sw.tp_comm_overlap = true;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
+  } else if (contains(source, "flash-attention")) {
+    // The FlashAttention repository's GPT training of November 2022 (training/configs/experiment/
+    // pile/*-flash.yaml): FlashAttention 1, fused dense + GELU, fused dropout + add + LayerNorm
+    // and apex's cross entropy. Lightning's bf16 autocast keeps FP32 weights, so DDP all-reduces
+    // FP32 gradients, in buckets during the backward; from GPT3-760M on, PyTorch's
+    // ZeroRedundancyOptimizer shards the optimizer (DDPStrategyZero1).
+    sw.attention = AttentionKernel::kFlashV1;
+    sw.grad_reduce = Dtype::kFp32;
+    if (contains(notes, "ZeRO-1")) sw.zero_stage = 1;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
     // The A100 40GB table came from the benchmark script's first form: its Precision and MP Mode

@@ -127,6 +127,15 @@ TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
+// The FlashAttention repository's GPT3 training speeds on one 8 x A100 80GB node (Nov 2022).
+TEST(ValidationSuite, FlashAttentionGpt3StaysWithinItsRatchet) {
+  const Report r = validate_shipped("flash_attention_gpt3_a100.csv", Engine::kAnalytic);
+  EXPECT_EQ(r.overall.rows, 5);
+  // 2026-11-22: 0.153 when first added (all five predicted 10-24% too fast).
+  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.154}});
+  EXPECT_EQ(r.overall.not_fitting, 0);
+}
+
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
 TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv", Engine::kSimulation);
@@ -173,6 +182,13 @@ TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet
   EXPECT_EQ(r.overall.rows, 6);
   // 2026-11-22: 0.209 when first added.
   expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.21}});
+}
+
+TEST(ValidationSuite, FlashAttentionGpt3ThroughTheSimulatorStaysWithinItsRatchet) {
+  const Report r = validate_shipped("flash_attention_gpt3_a100.csv", Engine::kSimulation);
+  EXPECT_EQ(r.overall.rows, 5);
+  // 2026-11-22: 0.150 when first added.
+  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.151}});
 }
 
 TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {
