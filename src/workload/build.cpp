@@ -357,7 +357,8 @@ class StepBuilder {
   // receive that follows it, so the host waits at each receive: for it, for the last send and for
   // the kernels launched so far.
   void pipeline_sync(TaskId transfer) {
-    if (st_.pipeline_transfers == spec::PipelineTransfers::kHostSynchronised) synchronise_device(transfer);
+    if (st_.pipeline_transfers == spec::PipelineTransfers::kHostSynchronised)
+      synchronise_device(transfer);
   }
 
   // torch.cuda.synchronize(): the host waits for `transfer`, the last send and the kernels

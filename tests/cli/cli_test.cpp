@@ -298,8 +298,10 @@ TEST(Cli, AHostThatWaitsForTheGpuSlowsALaunchBoundSimulationAndLeavesTheEstimate
   const std::string launch_bound =
       " --model llama3.1-8b --gpus 2 --pp 2 --pipeline-transfers stream --global-batch 4 --seq 128";
   for (const std::string flag : {" --host-reads-loss", " --host-syncs-forward"}) {
-    EXPECT_GT(step_time_s("simulate" + launch_bound + flag), step_time_s("simulate" + launch_bound)) << flag;
-    EXPECT_EQ(step_time_s("estimate" + launch_bound + flag), step_time_s("estimate" + launch_bound)) << flag;
+    EXPECT_GT(step_time_s("simulate" + launch_bound + flag), step_time_s("simulate" + launch_bound))
+        << flag;
+    EXPECT_EQ(step_time_s("estimate" + launch_bound + flag), step_time_s("estimate" + launch_bound))
+        << flag;
   }
 }
 

@@ -216,13 +216,14 @@ TEST(ReadTable, FlashAttentionRowsRunItsNovember2022TrainingScripts) {
   // data/validation/flash_attention_gpt3_a100.csv lines 3 and 5: GPT3-355M under plain DDP, and
   // GPT3-1.3B with ZeRO-1, which its notes name.
   const std::string source = "flash-attention training/README.md (Nov 2022 GPT3 on The Pile),";
-  const std::string text =
-      std::string(kPublishedHeader) + source +
-      "GPT3-355M,0.355,24,1024,4096,16,16,50264,2048,A100-SXM4-80GB (400W),dgx-a100-80g,8,1,1,8,1,1,1,"
-      "256,16,none,no,,,503000,,yes,DDP\n" +
-      source +
-      "GPT3-1.3B,1.3,24,2048,8192,16,16,50264,2048,A100-SXM4-80GB (400W),dgx-a100-80g,8,1,1,8,1,1,1,"
-      "512,8,none,no,,,169000,,yes,DDP with ZeRO-1\n";
+  const std::string text = std::string(kPublishedHeader) + source +
+                           "GPT3-355M,0.355,24,1024,4096,16,16,50264,2048,A100-SXM4-80GB "
+                           "(400W),dgx-a100-80g,8,1,1,8,1,1,1,"
+                           "256,16,none,no,,,503000,,yes,DDP\n" +
+                           source +
+                           "GPT3-1.3B,1.3,24,2048,8192,16,16,50264,2048,A100-SXM4-80GB "
+                           "(400W),dgx-a100-80g,8,1,1,8,1,1,1,"
+                           "512,8,none,no,,,169000,,yes,DDP with ZeRO-1\n";
   const std::vector<Case> cases = read_table("f.csv", text, {});
   ASSERT_EQ(cases.size(), 2u);
   for (const Case& c : cases) {

@@ -309,7 +309,8 @@ TEST(Build, HostThatReadsTheLossLaunchesNoBackwardBeforeTheForwardHasRun) {
 struct LaunchesAfterReceives {
   std::vector<bool> forward, backward;
 };
-LaunchesAfterReceives launches_after_receives_wait(spec::PipelineTransfers transfers, bool syncs_each_forward = false) {
+LaunchesAfterReceives launches_after_receives_wait(spec::PipelineTransfers transfers,
+                                                   bool syncs_each_forward = false) {
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 2, .tp = 1, .pp = 2, .global_batch = 4, .seq = 128});
   s.strategy.pipeline_transfers = transfers;
   s.strategy.host_syncs_each_forward = syncs_each_forward;
@@ -377,19 +378,22 @@ TEST(Build, UnderScatterGatherEveryReceiveIsGatheredOverTheTensorParallelGroupBe
 TEST(Build, MegatronsHostWaitsForEveryPipelineReceive) {
   // Megatron calls torch.cuda.synchronize() after each batch_isend_irecv; PyTorch's pipelining
   // library does not, and its host launches ahead of the data.
-  const LaunchesAfterReceives megatron = launches_after_receives_wait(spec::PipelineTransfers::kHostSynchronised);
+  const LaunchesAfterReceives megatron =
+      launches_after_receives_wait(spec::PipelineTransfers::kHostSynchronised);
   ASSERT_FALSE(megatron.forward.empty());
   ASSERT_FALSE(megatron.backward.empty());
   for (bool waited : megatron.forward) EXPECT_TRUE(waited);
   for (bool waited : megatron.backward) EXPECT_TRUE(waited);
-  const LaunchesAfterReceives pipelining = launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered);
+  const LaunchesAfterReceives pipelining =
+      launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered);
   EXPECT_NE(std::count(pipelining.forward.begin(), pipelining.forward.end(), false), 0);
 }
 
 TEST(Build, DeepSpeedsHostWaitsForEachForwardsInputButLaunchesBackwardsAhead) {
   // DeepSpeed's throughput timer synchronises the device as each forward starts, after its
   // receive was posted; nothing of the kind precedes a backward on a stage without the loss.
-  const LaunchesAfterReceives deepspeed = launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered, true);
+  const LaunchesAfterReceives deepspeed =
+      launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered, true);
   ASSERT_FALSE(deepspeed.forward.empty());
   for (bool waited : deepspeed.forward) EXPECT_TRUE(waited);
   EXPECT_NE(std::count(deepspeed.backward.begin(), deepspeed.backward.end(), false), 0);
