@@ -161,6 +161,24 @@ Op scaled_masked_softmax(double elements, double e, bool fused) {
   return kernel_chain("softmax", (2 * e + 32) * elements, (2 * e + 36) * elements, 5, 5);
 }
 
+// The head width FlashAttention's kernel computes over: a head runs on the kernel built for the
+// next width the library compiled, its tiles that wide, so the padding costs math (its loads are
+// predicated off and cost no traffic). FlashAttention 1 has kernels for 32, 64 and 128
+// (run_fmha_fwd dispatches on d <= 32, <= 64, <= 128, each kernel's traits fixed at that width;
+// the Triton kernel of its time pads to the next power of two, the same above 16);
+// FlashAttention-2 rounds up to a multiple of 32, of 64 above 128 (flash_api.cpp,
+// head_size_rounded). Wider heads than a library takes are left as they are.
+double kernel_head_width(AttentionKernel kernel, double width) {
+  if (kernel == AttentionKernel::kFlashV1) {
+    for (const double compiled : {32.0, 64.0, 128.0}) {
+      if (width <= compiled) return compiled;
+    }
+    return width;
+  }
+  const double step = width <= 128 ? 32 : 64;
+  return std::ceil(width / step) * step;
+}
+
 // Keys a query multiplies on average under causal masking: half the sequence; within a sliding
 // window of w < s positions w - w^2 / (2s) (the first w queries see fewer than w); within chunks
 // of w positions w / 2.
@@ -207,7 +225,8 @@ void add_attention(const Scenario& s, LayerOps& out) {
     op.bwd_flops = 2.5;
     op.bwd_bytes = 2;
     op.core_attention = true;
-    if (st.attention == AttentionKernel::kFlashV1) op.relative_rate = kFlashV1RelativeRate;
+    const double padded = kernel_head_width(st.attention, hd) + kernel_head_width(st.attention, vd);
+    op.relative_rate = (st.attention == AttentionKernel::kFlashV1 ? kFlashV1RelativeRate : 1) * (hd + vd) / padded;
     out.add(op);
     return;
   }

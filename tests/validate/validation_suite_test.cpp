@@ -131,8 +131,9 @@ TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
 TEST(ValidationSuite, FlashAttentionGpt3StaysWithinItsRatchet) {
   const Report r = validate_shipped("flash_attention_gpt3_a100.csv", Engine::kAnalytic);
   EXPECT_EQ(r.overall.rows, 5);
-  // 2026-11-22: 0.153 when first added (all five predicted 10-24% too fast).
-  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.154}});
+  // 2026-11-22: 0.153 when first added (all five predicted 10-24% too fast); 0.135 once
+  // FlashAttention 1 ran the 760M model's 96-wide heads on its 128-wide kernel.
+  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.135}});
   EXPECT_EQ(r.overall.not_fitting, 0);
 }
 
@@ -187,8 +188,8 @@ TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet
 TEST(ValidationSuite, FlashAttentionGpt3ThroughTheSimulatorStaysWithinItsRatchet) {
   const Report r = validate_shipped("flash_attention_gpt3_a100.csv", Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 5);
-  // 2026-11-22: 0.150 when first added.
-  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.151}});
+  // 2026-11-22: 0.150 when first added; 0.133 with FlashAttention's kernel head widths.
+  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.133}});
 }
 
 TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {

@@ -277,6 +277,28 @@ TEST(Operators, FlashAttentionOneDoesTheSameWorkAtHalfFlashAttentionTwosRate) {
   EXPECT_EQ(layer_activation_bytes(v1, spec::Recompute::kNone), layer_activation_bytes(v2, spec::Recompute::kNone));
 }
 
+TEST(Operators, FlashAttentionRunsAHeadOnTheKernelOfTheNextWidthItWasBuiltFor) {
+  // GPT3-760M's heads are 1536 / 16 = 96 wide: FlashAttention 1 runs them on its 128-wide kernel,
+  // FlashAttention-2 on one 96 wide. Heads of 128 run on their own kernel in both.
+  spec::Scenario narrow = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
+  narrow.model.hidden = 1536;
+  narrow.model.ffn = 4 * 1536;
+  narrow.model.heads = narrow.model.kv_heads = 16;
+  const auto rate = [](spec::Scenario s, spec::AttentionKernel kernel) {
+    s.strategy.attention = kernel;
+    return find(layer_ops(spec::complete_and_validate(s), false), "attention").relative_rate;
+  };
+  EXPECT_DOUBLE_EQ(rate(narrow, spec::AttentionKernel::kFlashV1), 0.5 * 96 / 128);
+  EXPECT_DOUBLE_EQ(rate(narrow, spec::AttentionKernel::kFlash), 1);
+  const spec::Scenario wide = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
+  EXPECT_DOUBLE_EQ(rate(wide, spec::AttentionKernel::kFlashV1), 0.5);
+  spec::Scenario odd = narrow;  // heads 80 wide, as the 2.7B model's before its README moved them
+  odd.model.hidden = 2560;
+  odd.model.ffn = 4 * 2560;
+  odd.model.heads = odd.model.kv_heads = 32;
+  EXPECT_DOUBLE_EQ(rate(odd, spec::AttentionKernel::kFlash), 80.0 / 96);
+}
+
 TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTimes) {
   spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
   const Op fused = find(head_ops(s), "cross_entropy");
