@@ -226,7 +226,8 @@ void add_attention(const Scenario& s, LayerOps& out) {
     op.bwd_bytes = 2;
     op.core_attention = true;
     const double padded = kernel_head_width(st.attention, hd) + kernel_head_width(st.attention, vd);
-    op.relative_rate = (st.attention == AttentionKernel::kFlashV1 ? kFlashV1RelativeRate : 1) * (hd + vd) / padded;
+    op.relative_rate =
+        (st.attention == AttentionKernel::kFlashV1 ? kFlashV1RelativeRate : 1) * (hd + vd) / padded;
     out.add(op);
     return;
   }
