@@ -328,7 +328,8 @@ class StepBuilder {
     return (static_cast<std::size_t>(backward) * chunks_ + model_chunk) * micro_batches_ + mb;
   }
 
-  void receive(bool backward, int model_chunk, int mb) {
+  // Posts the receive of a chunk's input (or of its output's gradient) and returns it.
+  TaskId receive(bool backward, int model_chunk, int mb) {
     const TaskId id = add(TaskKind::kRecv, backward ? kRecvNextStream : kRecvPrevStream, Category::kPipeline,
                           0, backward ? "pp.recv_grad" : "pp.recv", -1, mb);
     // GPipe and 1F1B post a receive where the schedule calls it (Megatron's and DeepSpeed's
@@ -344,6 +345,7 @@ class StepBuilder {
       g_.mutable_task(last_).link =
           graph::link(port_of(group_of(st_, spec::Axis::kTp)), graph::LinkDirection::kBoth);
     }
+    return id;
   }
 
   // The host waits for `id` (when it launches at all) before its next launch.
@@ -396,10 +398,8 @@ class StepBuilder {
     // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy
     // from pageable host memory synchronises the stream.
     if (model_chunk == 0 || model_chunk == chunks_ - 1) host_waits_for(last_);
-    if (model_chunk > 0) receive(false, model_chunk, mb);
-    if (st_.host_syncs_each_forward) {
-      synchronise_device(model_chunk > 0 ? recvs_[transfer_index(false, model_chunk, mb)] : kNone);
-    }
+    const TaskId input = model_chunk > 0 ? receive(false, model_chunk, mb) : kNone;
+    if (st_.host_syncs_each_forward) synchronise_device(input);
     if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
       const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];

@@ -167,7 +167,7 @@ Op scaled_masked_softmax(double elements, double e, bool fused) {
 // (run_fmha_fwd dispatches on d <= 32, <= 64, <= 128, each kernel's traits fixed at that width;
 // the Triton kernel of its time pads to the next power of two, the same above 16);
 // FlashAttention-2 rounds up to a multiple of 32, of 64 above 128 (flash_api.cpp,
-// head_size_rounded). Wider heads than a library takes are left as they are.
+// head_size_rounded). Heads wider than FlashAttention 1's 128 are left as they are.
 double kernel_head_width(AttentionKernel kernel, double width) {
   if (kernel == AttentionKernel::kFlashV1) {
     for (const double compiled : {32.0, 64.0, 128.0}) {
