@@ -185,19 +185,26 @@ LayerComm ep_comm(const spec::Scenario& s) {
   return {one, one + full_recompute_fraction(st) * one, 2};
 }
 
-// GPU idle time of one layer's forward and backward passes of one micro-batch where the host
-// launches the kernels (and the collectives on the compute stream) more slowly than the GPU runs
-// them: the host runs ahead of the GPU, so a pass lasts max(GPU time, host time).
+// GPU idle time of a pass whose kernels take `gpu` seconds and `host` seconds to launch. The host
+// runs ahead of the GPU, so the pass lasts max(GPU time, host time); when each launch blocks until
+// its kernel has finished, the two take turns and the GPU waits for all of the host's time.
+double exposed_host_s(const spec::Strategy& st, double host, double gpu) {
+  return st.launch_blocking ? host : std::max(0.0, host - gpu);
+}
+
+// The GPU idle time of one layer's forward and backward passes of one micro-batch, the host
+// launching its kernels and the collectives on the compute stream.
 double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm) {
   const double recomputed = 1 + full_recompute_fraction(s.strategy);
   const double host_fwd = k.host_fwd + workload::host_launch_s(s, comm.launches);
   const double host_bwd = k.host_bwd + k.host_recompute + workload::host_launch_s(s, recomputed * comm.launches);
-  return std::max(0.0, host_fwd - (k.fwd + comm.fwd)) + std::max(0.0, host_bwd - (k.bwd + k.recompute + comm.bwd));
+  return exposed_host_s(s.strategy, host_fwd, k.fwd + comm.fwd) +
+         exposed_host_s(s.strategy, host_bwd, k.bwd + k.recompute + comm.bwd);
 }
 
 // The same for the embedding and output head, which run no collectives.
-double edge_host_s(const PassTimes& k) {
-  return std::max(0.0, k.host_fwd - k.fwd) + std::max(0.0, k.host_bwd - k.bwd);
+double edge_host_s(const spec::Strategy& st, const PassTimes& k) {
+  return exposed_host_s(st, k.host_fwd, k.fwd) + exposed_host_s(st, k.host_bwd, k.bwd);
 }
 
 }  // namespace
@@ -260,7 +267,7 @@ Estimate estimate(const spec::Scenario& s) {
 
   // The stages: the first carries the embedding, the last the output head (pp == 1 both), and
   // the layers are laid out as the pipeline places them (spare layers to the middle stages).
-  const auto edge_s = [](const PassTimes& edge) { return edge.fwd + edge.bwd + edge_host_s(edge); };
+  const auto edge_s = [&](const PassTimes& edge) { return edge.fwd + edge.bwd + edge_host_s(st, edge); };
   struct Stage {
     double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_host = 0;
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
@@ -270,7 +277,7 @@ Estimate estimate(const spec::Scenario& s) {
     const auto carry = [&](const PassTimes& edge) {
       g.edge_fwd += edge.fwd;
       g.edge_bwd += edge.bwd;
-      g.edge_host += edge_host_s(edge);
+      g.edge_host += edge_host_s(st, edge);
     };
     if (i == 0) carry(embed);
     if (i == st.pp - 1) carry(head);

@@ -475,6 +475,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);
   d.field("strategy.host_reads_loss", st.host_reads_loss);
   d.field("strategy.host_syncs_each_forward", st.host_syncs_each_forward);
+  d.field("strategy.launch_blocking", st.launch_blocking);
   d.field("strategy.pp_scatter_gather", st.pp_scatter_gather);
   d.field("strategy.pipeline_transfers", name(st.pipeline_transfers));
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);

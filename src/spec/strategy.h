@@ -94,6 +94,10 @@ struct Strategy {
   // PipelineEngine._exec_forward_pass, and from DeepSpeedEngine.forward when it was given no
   // training data, as Megatron-DeepSpeed gives it none).
   bool host_syncs_each_forward = false;
+  // Every launch returns only once its kernel (or collective) has finished, so the host and the
+  // GPU take turns instead of overlapping: CUDA_LAUNCH_BLOCKING=1, which BigScience's BLOOM-176B
+  // training ran with to avoid hangs (tr11-176B-ml.slurm).
+  bool launch_blocking = false;
   // Megatron-LM's scatter/gather of pipeline tensors (scatter_gather_tensors_in_pipeline, on by
   // default from 2021 until sequence parallelism, which splits the tensors anyway; Narayanan et
   // al. 2021 §4.1), and DeepSpeed's partitioned pipeline tensors with TP > 1: each TP rank sends

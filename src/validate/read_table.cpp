@@ -133,6 +133,7 @@ struct Software {
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   bool tp_comm_overlap = false;     // TP collectives overlapped with the GEMMs beside them
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
+  bool launch_blocking = false;     // run with CUDA_LAUNCH_BLOCKING=1
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, std::string_view gpu,
@@ -198,6 +199,23 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.tp_shards_sequence = true;
     sw.tp_comm_overlap = true;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
+  } else if (contains(source, "BLOOM")) {
+    // BigScience's Megatron-DeepSpeed of 2022 (train/tr11-176B-ml: README.md and the slurm
+    // script): Megatron's unfused attention with its fused softmax kernel, which the run required
+    // (--abort-on-unmet-fused-kernel-constraints); DeepSpeed's pipeline engine, which with TP > 1
+    // sends partitioned boundary tensors and passes their layout through the host, and reduces
+    // the gradients after the whole schedule; its BF16 optimizer, which accumulates and reduces
+    // FP32 gradients and shards the optimizer over the data-parallel group ("its own zero stage 1
+    // equivalent"); the vocab-parallel cross entropy on FP32 logits; and CUDA_LAUNCH_BLOCKING=1,
+    // set to stop the training from hanging.
+    sw.attention = AttentionKernel::kUnfused;
+    sw.softmax_kernel_required = true;
+    sw.overlap_dp = false;
+    sw.grad_reduce = Dtype::kFp32;
+    sw.zero_stage = 1;
+    sw.fused_cross_entropy = false;
+    sw.pp_scatter_gather = true;
+    sw.launch_blocking = true;
   } else if (contains(source, "flash-attention")) {
     // The FlashAttention repository's GPT training of November 2022 (training/configs/experiment/
     // pile/*-flash.yaml): FlashAttention 1, fused dense + GELU, fused dropout + add + LayerNorm
@@ -272,6 +290,11 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
   } else if (contains(name, "MPT")) {
     m.position = spec::PositionKind::kAlibi;
     m.tied_embeddings = true;
+  } else if (contains(name, "BLOOM")) {  // Megatron GPT with ALiBi instead of learned positions
+    m.position = spec::PositionKind::kAlibi;
+    m.bias = true;
+    m.tied_embeddings = true;
+    m.hidden_dropout = 0.1;  // Megatron-LM's default, which tr11 inherited (its README)
   } else {  // GPT-style (Megatron): learned positions, biases, tied embeddings
     m.position = spec::PositionKind::kLearned;
     m.bias = true;
@@ -392,6 +415,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.pipeline_transfers = sw.pipeline_transfers;
   st.fused_cross_entropy = sw.fused_cross_entropy;
   st.pp_scatter_gather = sw.pp_scatter_gather;
+  st.launch_blocking = sw.launch_blocking;
   if (contains(c.model, "Float8") || contains(c.model, "FP8")) st.dtype = Dtype::kFp8;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");

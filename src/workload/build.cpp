@@ -126,10 +126,12 @@ class StepBuilder {
   }
 
   // A task on the compute stream: it waits for everything pending, and for the host to launch it
-  // (`host_seconds` on the host stream, which runs ahead of the GPU in launch order).
+  // (`host_seconds` on the host stream, which runs ahead of the GPU in launch order unless each
+  // launch blocks until the task before it has finished).
   TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb,
                  double host_seconds) {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
+    if (st_.launch_blocking) host_waits_for(last_);
     if (host_seconds > 0) {
       const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb);
       for (TaskId wait : host_waits_) g_.add_edge(wait, launch);
@@ -147,6 +149,7 @@ class StepBuilder {
   TaskId side(std::uint16_t stream, Category category, double seconds, std::string_view name, int layer, int mb) {
     const TaskId id = add(TaskKind::kCollective, stream, category, seconds, name, layer, mb);
     if (last_ != kNone) g_.add_edge(last_, id);
+    if (st_.launch_blocking) host_waits_for(id);
     return id;
   }
 
@@ -339,6 +342,7 @@ class StepBuilder {
     recvs_[transfer_index(backward, model_chunk, mb)] = id;
     pending_.push_back(id);
     pipeline_sync(id);
+    if (st_.launch_blocking) host_waits_for(id);
     // Megatron's scatter/gather: the TP ranks' pieces are gathered over the TP group's links.
     if (gather_s_ > 0) {
       collective(Category::kPipeline, gather_s_, "pp.gather", -1, mb);
@@ -381,6 +385,7 @@ class StepBuilder {
     if (st_.pipeline_transfers != spec::PipelineTransfers::kAsynchronous) pending_.push_back(id);
     sends_[transfer_index(backward, to_chunk, mb)] = id;
     last_send_ = id;
+    if (st_.launch_blocking) host_waits_for(id);
   }
 
   void edge_ops(const PricedLayer& p, Mode mode, int mb) { run_ops(p, mode, -1, mb); }

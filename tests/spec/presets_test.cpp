@@ -70,6 +70,7 @@ TEST(Presets, ShipsTheRequiredPresets) {
                                              "dgx-h200",
                                              "gb200-nvl72",
                                              "h100-96g-500w-roce",
+                                             "jean-zay-a100",
                                              "llama3-h100-roce",
                                              "mosaic-a100-40g-roce",
                                              "mosaic-a100-80g-roce",

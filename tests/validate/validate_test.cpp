@@ -212,6 +212,29 @@ TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
   EXPECT_EQ(st.recompute, spec::Recompute::kNone);
 }
 
+TEST(ReadTable, TheBloomRowRunsBigSciencesTrainingSetUp) {
+  // data/validation/bloom_176b_a100.csv, the notes shortened.
+  const std::string text = std::string(kPublishedHeader) +
+                           "BigScience BLOOM-176B training (tr11-176B-ml),BLOOM-176B,176,70,14336,57344,112,112,"
+                           "250880,2048,A100-SXM4-80GB (400W),jean-zay-a100,384,4,12,8,1,1,1,2048,2,full,no,"
+                           "149.02,,,105.22,yes,CUDA_LAUNCH_BLOCKING=1\n";
+  const std::vector<Case> cases = read_table("b.csv", text, {});
+  ASSERT_EQ(cases.size(), 1u);
+  const Case& c = cases[0];
+  ASSERT_EQ(c.reason, "");
+  EXPECT_EQ(c.quantity, Quantity::kIterationTime);
+  EXPECT_EQ(c.scenario.model.position, spec::PositionKind::kAlibi);
+  EXPECT_EQ(c.scenario.cluster.name, "jean-zay-a100");
+  const spec::Strategy& st = c.scenario.strategy;
+  EXPECT_TRUE(st.launch_blocking);
+  EXPECT_EQ(st.zero_stage, 1);
+  EXPECT_EQ(st.grad_reduce_dtype, spec::Dtype::kFp32);
+  EXPECT_FALSE(st.overlap_dp_comm);
+  EXPECT_EQ(st.attention, spec::AttentionKernel::kUnfused);
+  EXPECT_TRUE(st.pp_scatter_gather);
+  EXPECT_EQ(st.pipeline_transfers, spec::PipelineTransfers::kHostSynchronised);
+}
+
 TEST(ReadTable, FlashAttentionRowsRunItsNovember2022TrainingScripts) {
   // data/validation/flash_attention_gpt3_a100.csv lines 3 and 5: GPT3-355M under plain DDP, and
   // GPT3-1.3B with ZeRO-1, which its notes name.

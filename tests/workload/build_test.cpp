@@ -272,6 +272,40 @@ TEST(Build, HostWaitsForTheGpuBeforeLoadingEachMicroBatch) {
   for (std::size_t mb = 1; mb < 4; ++mb) EXPECT_GE(first_launch[mb], gpu_end[mb - 1]) << mb;
 }
 
+// The host's launch time and the compute stream's busy time of one simulated step, and its length.
+struct HostAndGpu {
+  double host_s = 0, gpu_s = 0, step_s = 0;
+};
+HostAndGpu host_and_gpu(bool launch_blocking) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 1024});
+  s.strategy.launch_blocking = launch_blocking;
+  const graph::ExecGraph g = build(spec::complete_and_validate(s));
+  const sim::Timeline t = sim::run(g);
+  HostAndGpu r;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const double seconds = static_cast<double>(t.spans[id].end_ns - t.spans[id].start_ns) * 1e-9;
+    (g.task(id).stream == kHostStream ? r.host_s : r.gpu_s) += seconds;
+  }
+  r.step_s = static_cast<double>(t.makespan_ns) * 1e-9;
+  return r;
+}
+
+TEST(Build, BlockingLaunchesMakeHostAndGpuTakeTurns) {
+  // CUDA_LAUNCH_BLOCKING=1: each launch returns once its kernel has run, so the step is the sum
+  // of both; an eager host overlaps its launches with the kernels before them.
+  const HostAndGpu blocking = host_and_gpu(true), eager = host_and_gpu(false);
+  EXPECT_NEAR(blocking.step_s, blocking.host_s + blocking.gpu_s, 1e-6);
+  EXPECT_LT(eager.step_s, 0.8 * (eager.host_s + eager.gpu_s));
+  EXPECT_DOUBLE_EQ(blocking.host_s, eager.host_s);
+}
+
+TEST(Build, SimulationAgreesWithEstimateWhenLaunchesBlock) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 1024});
+  s.strategy.launch_blocking = true;
+  s = spec::complete_and_validate(s);
+  EXPECT_NEAR(simulated(s), analytic::estimate(s).step_time_s, 0.03 * simulated(s));
+}
+
 // Per micro-batch: whether the host launched the backward's first kernel only after the GPU had
 // run the forward's last.
 std::vector<bool> backward_launches_wait_for_the_forward(bool host_reads_loss) {
