@@ -305,6 +305,15 @@ TEST(Cli, AHostThatWaitsForTheGpuSlowsALaunchBoundSimulationAndLeavesTheEstimate
   }
 }
 
+TEST(Cli, BlockingLaunchesSlowBothEnginesByTheHostTimeTheyNoLongerHide) {
+  const std::string run = " --model llama3.1-8b --gpus 1 --global-batch 4 --seq 1024";
+  for (const std::string command : {"estimate", "simulate"}) {
+    const double eager = step_time_s(command + run);
+    const double blocking = step_time_s(command + run + " --launch-blocking");
+    EXPECT_GT(blocking, 1.05 * eager) << command;
+  }
+}
+
 TEST(Cli, SimulateWritesAChromeTraceWithEveryTaskOnce) {
   const std::string path = ::testing::TempDir() + "stepcast_simulate_trace.json";
   const Invocation r = stepcast(std::string("simulate ") + kSmallPipeline + " --json --chrome-trace " + path);
