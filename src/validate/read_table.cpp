@@ -290,13 +290,8 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
   } else if (contains(name, "MPT")) {
     m.position = spec::PositionKind::kAlibi;
     m.tied_embeddings = true;
-  } else if (contains(name, "BLOOM")) {  // Megatron GPT with ALiBi instead of learned positions
-    m.position = spec::PositionKind::kAlibi;
-    m.bias = true;
-    m.tied_embeddings = true;
-    m.hidden_dropout = 0.1;  // Megatron-LM's default, which tr11 inherited (its README)
-  } else {  // GPT-style (Megatron): learned positions, biases, tied embeddings
-    m.position = spec::PositionKind::kLearned;
+  } else {  // GPT-style (Megatron): learned positions (BLOOM: ALiBi), biases, tied embeddings
+    m.position = contains(name, "BLOOM") ? spec::PositionKind::kAlibi : spec::PositionKind::kLearned;
     m.bias = true;
     m.tied_embeddings = true;
     m.hidden_dropout = 0.1;  // Megatron-LM's --hidden-dropout default
