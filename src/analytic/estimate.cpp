@@ -267,7 +267,9 @@ Estimate estimate(const spec::Scenario& s) {
 
   // The stages: the first carries the embedding, the last the output head (pp == 1 both), and
   // the layers are laid out as the pipeline places them (spare layers to the middle stages).
-  const auto edge_s = [&](const PassTimes& edge) { return edge.fwd + edge.bwd + edge_host_s(st, edge); };
+  const auto edge_s = [&](const PassTimes& edge) {
+    return edge.fwd + edge.bwd + edge_host_s(st, edge);
+  };
   struct Stage {
     double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_host = 0;
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }

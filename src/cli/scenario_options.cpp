@@ -107,9 +107,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "The host synchronises the device before launching each micro-batch's forward, waiting for "
       "its input to arrive (DeepSpeed's throughput timer). Changes simulate only: the closed form "
       "already prices each pass of a layer on its own");
-  cmd.add_flag("--launch-blocking", st.launch_blocking,
-               "Each launch waits for its kernel to finish (CUDA_LAUNCH_BLOCKING=1), so host and GPU "
-               "take turns: every kernel costs its host time plus its GPU time");
+  cmd.add_flag(
+      "--launch-blocking", st.launch_blocking,
+      "Each launch waits for its kernel to finish (CUDA_LAUNCH_BLOCKING=1), so host and GPU "
+      "take turns: every kernel costs its host time plus its GPU time");
   cmd.add_option("--host-dispatch", o.host_dispatch,
                  "Host time per kernel launch, e.g. \"42.4 us\" (eager PyTorch, the default) or \"0 us\" "
                  "(CUDA graphs)");

@@ -133,7 +133,7 @@ struct Software {
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   bool tp_comm_overlap = false;     // TP collectives overlapped with the GEMMs beside them
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
-  bool launch_blocking = false;     // run with CUDA_LAUNCH_BLOCKING=1
+  bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, std::string_view gpu,
@@ -291,7 +291,8 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
     m.position = spec::PositionKind::kAlibi;
     m.tied_embeddings = true;
   } else {  // GPT-style (Megatron): learned positions (BLOOM: ALiBi), biases, tied embeddings
-    m.position = contains(name, "BLOOM") ? spec::PositionKind::kAlibi : spec::PositionKind::kLearned;
+    m.position =
+        contains(name, "BLOOM") ? spec::PositionKind::kAlibi : spec::PositionKind::kLearned;
     m.bias = true;
     m.tied_embeddings = true;
     m.hidden_dropout = 0.1;  // Megatron-LM's --hidden-dropout default

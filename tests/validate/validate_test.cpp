@@ -214,10 +214,11 @@ TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
 
 TEST(ReadTable, TheBloomRowRunsBigSciencesTrainingSetUp) {
   // data/validation/bloom_176b_a100.csv, the notes shortened.
-  const std::string text = std::string(kPublishedHeader) +
-                           "BigScience BLOOM-176B training (tr11-176B-ml),BLOOM-176B,176,70,14336,57344,112,112,"
-                           "250880,2048,A100-SXM4-80GB (400W),jean-zay-a100,384,4,12,8,1,1,1,2048,2,full,no,"
-                           "149.02,,,105.22,yes,CUDA_LAUNCH_BLOCKING=1\n";
+  const std::string text =
+      std::string(kPublishedHeader) +
+      "BigScience BLOOM-176B training (tr11-176B-ml),BLOOM-176B,176,70,14336,57344,112,112,"
+      "250880,2048,A100-SXM4-80GB (400W),jean-zay-a100,384,4,12,8,1,1,1,2048,2,full,no,"
+      "149.02,,,105.22,yes,CUDA_LAUNCH_BLOCKING=1\n";
   const std::vector<Case> cases = read_table("b.csv", text, {});
   ASSERT_EQ(cases.size(), 1u);
   const Case& c = cases[0];

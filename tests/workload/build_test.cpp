@@ -277,7 +277,8 @@ struct HostAndGpu {
   double host_s = 0, gpu_s = 0, step_s = 0;
 };
 HostAndGpu host_and_gpu(bool launch_blocking) {
-  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 1024});
+  spec::Scenario s =
+      scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 1024});
   s.strategy.launch_blocking = launch_blocking;
   const graph::ExecGraph g = build(spec::complete_and_validate(s));
   const sim::Timeline t = sim::run(g);
@@ -300,7 +301,8 @@ TEST(Build, BlockingLaunchesMakeHostAndGpuTakeTurns) {
 }
 
 TEST(Build, SimulationAgreesWithEstimateWhenLaunchesBlock) {
-  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 1024});
+  spec::Scenario s =
+      scenario("llama3.1-8b", "dgx-h100", {.gpus = 1, .tp = 1, .global_batch = 4, .seq = 1024});
   s.strategy.launch_blocking = true;
   s = spec::complete_and_validate(s);
   EXPECT_NEAR(simulated(s), analytic::estimate(s).step_time_s, 0.03 * simulated(s));
