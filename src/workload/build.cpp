@@ -131,7 +131,7 @@ class StepBuilder {
   TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb,
                  double host_seconds) {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
-    if (st_.launch_blocking) host_waits_for(last_);
+    returned_when_done(last_);
     if (host_seconds > 0) {
       const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb);
       for (TaskId wait : host_waits_) g_.add_edge(wait, launch);
@@ -149,7 +149,7 @@ class StepBuilder {
   TaskId side(std::uint16_t stream, Category category, double seconds, std::string_view name, int layer, int mb) {
     const TaskId id = add(TaskKind::kCollective, stream, category, seconds, name, layer, mb);
     if (last_ != kNone) g_.add_edge(last_, id);
-    if (st_.launch_blocking) host_waits_for(id);
+    returned_when_done(id);
     return id;
   }
 
@@ -342,7 +342,7 @@ class StepBuilder {
     recvs_[transfer_index(backward, model_chunk, mb)] = id;
     pending_.push_back(id);
     pipeline_sync(id);
-    if (st_.launch_blocking) host_waits_for(id);
+    returned_when_done(id);
     // Megatron's scatter/gather: the TP ranks' pieces are gathered over the TP group's links.
     if (gather_s_ > 0) {
       collective(Category::kPipeline, gather_s_, "pp.gather", -1, mb);
@@ -355,6 +355,12 @@ class StepBuilder {
   // The host waits for `id` (when it launches at all) before its next launch.
   void host_waits_for(TaskId id) {
     if (id != kNone && st_.host_dispatch_s > 0) host_waits_.push_back(id);
+  }
+
+  // Under CUDA_LAUNCH_BLOCKING=1 the call that started `id` returned only once `id` had finished,
+  // so the host launches nothing more before then.
+  void returned_when_done(TaskId id) {
+    if (st_.launch_blocking) host_waits_for(id);
   }
 
   // Megatron synchronises the device after every batched pipeline exchange
@@ -385,7 +391,7 @@ class StepBuilder {
     if (st_.pipeline_transfers != spec::PipelineTransfers::kAsynchronous) pending_.push_back(id);
     sends_[transfer_index(backward, to_chunk, mb)] = id;
     last_send_ = id;
-    if (st_.launch_blocking) host_waits_for(id);
+    returned_when_done(id);
   }
 
   void edge_ops(const PricedLayer& p, Mode mode, int mb) { run_ops(p, mode, -1, mb); }

@@ -43,6 +43,18 @@ void expect_ratchet(const Report& r, const std::map<std::string, double>& limits
   }
 }
 
+// A one-source table shipped in data/validation: its row count and its ratchet, and under the
+// closed form that every run fits.
+void expect_shipped_within(const std::string& name, Engine engine, int rows,
+                           const std::string& source, double limit) {
+  const Report r = validate_shipped(name, engine);
+  EXPECT_EQ(r.overall.rows, rows);
+  expect_ratchet(r, {{source, limit}});
+  if (engine == Engine::kAnalytic) {
+    EXPECT_EQ(r.overall.not_fitting, 0);
+  }
+}
+
 TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   const Report r = validate_file("published_runs.csv");
   EXPECT_EQ(r.overall.rows, 83);
@@ -120,30 +132,24 @@ TEST(ValidationSuite, VtrainMultiNodeStaysWithinItsRatchet) {
 
 // NVIDIA's Megatron-Bridge performance summary: DGX-H100 runs of dense Llama models.
 TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
-  const Report r = validate_shipped("megatron_bridge_h100.csv", Engine::kAnalytic);
-  EXPECT_EQ(r.overall.rows, 6);
   // 2026-11-22: 0.201 when first added (all six predicted 16-25% too fast).
-  expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.205}});
-  EXPECT_EQ(r.overall.not_fitting, 0);
+  expect_shipped_within("megatron_bridge_h100.csv", Engine::kAnalytic, 6,
+                        "Megatron-Bridge performance summary (DGX-H100)", 0.205);
 }
 
 // The FlashAttention repository's GPT3 training speeds on one 8 x A100 80GB node (Nov 2022).
 TEST(ValidationSuite, FlashAttentionGpt3StaysWithinItsRatchet) {
-  const Report r = validate_shipped("flash_attention_gpt3_a100.csv", Engine::kAnalytic);
-  EXPECT_EQ(r.overall.rows, 5);
   // 2026-11-22: 0.153 when first added (all five predicted 10-24% too fast); 0.135 once
   // FlashAttention 1 ran the 760M model's 96-wide heads on its 128-wide kernel.
-  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.135}});
-  EXPECT_EQ(r.overall.not_fitting, 0);
+  expect_shipped_within("flash_attention_gpt3_a100.csv", Engine::kAnalytic, 5,
+                        "flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.135);
 }
 
 // BigScience's BLOOM-176B training on 384 A100 80GB of Jean Zay (March 2022).
 TEST(ValidationSuite, Bloom176bStaysWithinItsRatchet) {
-  const Report r = validate_shipped("bloom_176b_a100.csv", Engine::kAnalytic);
-  EXPECT_EQ(r.overall.rows, 1);
   // 2026-11-22: 0.200 when first added (predicted 20% short of the measured 105.2 s).
-  expect_ratchet(r, {{"BigScience BLOOM-176B training (tr11-176B-ml)", 0.200}});
-  EXPECT_EQ(r.overall.not_fitting, 0);
+  expect_shipped_within("bloom_176b_a100.csv", Engine::kAnalytic, 1,
+                        "BigScience BLOOM-176B training (tr11-176B-ml)", 0.200);
 }
 
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
@@ -188,24 +194,21 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
-  const Report r = validate_shipped("megatron_bridge_h100.csv", Engine::kSimulation);
-  EXPECT_EQ(r.overall.rows, 6);
   // 2026-11-22: 0.209 when first added.
-  expect_ratchet(r, {{"Megatron-Bridge performance summary (DGX-H100)", 0.21}});
+  expect_shipped_within("megatron_bridge_h100.csv", Engine::kSimulation, 6,
+                        "Megatron-Bridge performance summary (DGX-H100)", 0.21);
 }
 
 TEST(ValidationSuite, FlashAttentionGpt3ThroughTheSimulatorStaysWithinItsRatchet) {
-  const Report r = validate_shipped("flash_attention_gpt3_a100.csv", Engine::kSimulation);
-  EXPECT_EQ(r.overall.rows, 5);
   // 2026-11-22: 0.150 when first added; 0.133 with FlashAttention's kernel head widths.
-  expect_ratchet(r, {{"flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.133}});
+  expect_shipped_within("flash_attention_gpt3_a100.csv", Engine::kSimulation, 5,
+                        "flash-attention training/README.md (Nov 2022 GPT3 on The Pile)", 0.133);
 }
 
 TEST(ValidationSuite, Bloom176bThroughTheSimulatorStaysWithinItsRatchet) {
-  const Report r = validate_shipped("bloom_176b_a100.csv", Engine::kSimulation);
-  EXPECT_EQ(r.overall.rows, 1);
   // 2026-11-22: 0.204 when first added (20.3%).
-  expect_ratchet(r, {{"BigScience BLOOM-176B training (tr11-176B-ml)", 0.204}});
+  expect_shipped_within("bloom_176b_a100.csv", Engine::kSimulation, 1,
+                        "BigScience BLOOM-176B training (tr11-176B-ml)", 0.204);
 }
 
 TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {
