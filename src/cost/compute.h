@@ -52,9 +52,11 @@ struct LinearGemmTimes {
 double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
-/// tensor-core peak.
+/// tensor-core peak. With `row_chunks` > 1 the forward and the input gradient each run as that
+/// many GEMMs of m / row_chunks rows, one after another (overlapped TP splits them by the ranks'
+/// token shards); the weight gradient, which reduces over the rows, runs whole.
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
-                                  Shares shares);
+                                  Shares shares, double row_chunks = 1);
 
 /// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
 /// positions, moving `bytes`, at `relative_rate` times the GPU's FlashAttention-2 rate.

@@ -29,6 +29,23 @@ constexpr double kDeepSpeedPersistenceThreshold = 1e5;
 // fewer elements than this (PartitionedParameterCoordinator._keep_for_later).
 constexpr double kDeepSpeedMaxReuseDistance = 1e9;
 
+// The partial sums overlapped TP's reduce-scatter adds up are 16-bit, as the GEMMs' outputs are
+// (FP8 GEMMs too write BF16).
+constexpr double kPartialSumBytes = 2;
+
+// Overlapped TP (Strategy::overlap_tp_comm: PyTorch's async TP, Transformer Engine's userbuffers)
+// hides each all-gather or reduce-scatter at a block edge behind the GEMM it feeds or drains by
+// splitting that GEMM into one GEMM per rank's shard of the tokens: while one shard's piece
+// computes, the next shard moves (torch.distributed._symmetric_memory's
+// fused_all_gather_matmul and fused_matmul_reduce_scatter; TE's ring-exchange overlap). The
+// forward GEMMs of a block's first and last ops are split, and in backward, which mirrors the
+// collectives, their input-gradient GEMMs. Returns the number of pieces: tp, or 1 where nothing
+// is split.
+double tp_overlap_pieces(const Op& op, const spec::Strategy& st) {
+  const bool split = st.overlap_tp_comm && st.sequence_parallel && st.tp > 1 && op.tp_edge != BlockEdge::kNone;
+  return split ? st.tp : 1;
+}
+
 // ZeRO-3 gathers and scatters one average layer of the stage at a time.
 double fsdp_layer_params(const spec::Scenario& s) {
   return layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
@@ -177,11 +194,22 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
     return set(kernel(op.bytes), op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {}, 0, 0);
   }
   if (op.kind == OpKind::kGemm) {
-    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu, shares);
+    const double pieces = tp_overlap_pieces(op, s.strategy);
+    const cost::LinearGemmTimes g =
+        cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu, shares, pieces);
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
       fwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
       bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
+    }
+    if (pieces > 1) {
+      // The split reduce-scatter delivers each rank's rows as `pieces` partial sums, which one
+      // kernel reads and adds: after the forward of a block's last op, and after the input
+      // gradient of its first.
+      const bool last = op.tp_edge == BlockEdge::kEnd;
+      const double rows = op.m / pieces * op.instances;
+      const double sum = cost::memory_time_s((pieces + 1) * rows * (last ? op.n : op.k) * kPartialSumBytes, gpu);
+      (last ? fwd_extra : bwd_extra) += sum;
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
     return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);

@@ -71,6 +71,25 @@ TEST(GemmGrid, BatchedInstancesRunAsOneGemmThatManyTimesTaller) {
   EXPECT_DOUBLE_EQ(gemm_s({512, 1024, 1024, 4}, h100()), gemm_s({2048, 1024, 1024}, h100()));
 }
 
+// Overlapped TP runs a block edge's GEMM as one GEMM per rank's token shard: pieces of a
+// quarter the rows, one after another. On the A100 (tile model) and the H100 (grid) alike, four
+// pieces of 512 rows fill fewer waves than one GEMM of 2,048 and take longer in all.
+TEST(GemmGrid, AGemmSplitIntoRowPiecesCostsItsPiecesInTurnAndKeepsItsWeightGradientWhole) {
+  const GemmShape whole{2048, 2560, 8192}, piece{512, 2560, 8192};
+  const auto bytes = [](const GemmShape& g) { return 2 * (g.m * g.k + g.k * g.n + g.m * g.n); };
+  for (const char* name : {"a100-80g", "h100-sxm"}) {
+    const spec::GpuSpec gpu = spec::gpu_preset(name);
+    const LinearGemmTimes split = linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo, 4);
+    const LinearGemmTimes one = linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo);
+    const LinearGemmTimes quarter = linear_gemm_times(piece, bytes(piece), false, gpu, Shares::kBesideTwo);
+    EXPECT_DOUBLE_EQ(split.fwd.whole, 4 * quarter.fwd.whole) << name;
+    EXPECT_DOUBLE_EQ(split.fwd.beside, 4 * quarter.fwd.beside) << name;
+    EXPECT_DOUBLE_EQ(split.input_grad.whole, 4 * quarter.input_grad.whole) << name;
+    EXPECT_DOUBLE_EQ(split.weight_grad.whole, one.weight_grad.whole) << name;
+    EXPECT_GT(split.fwd.whole, one.fwd.whole) << name;
+  }
+}
+
 TEST(GemmGrid, BesideACollectiveTheTilesTakeTheWavesOfTheSmsLeft) {
   // 4096 x 4096: 512 tiles of 128 x 256, 4 waves on 132 SMs, 5 on the 108 one NCCL kernel leaves
   // and 7 on the 84 two leave.

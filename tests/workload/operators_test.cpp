@@ -216,6 +216,43 @@ TEST(Operators, HiddenDropoutAddsAMaskToEachResidualAndAKernelToItsBackward) {
   EXPECT_EQ(plain.bwd_launches, 1);
 }
 
+// Overlapped TP (async TP, userbuffers) splits the GEMM beside each TP all-gather or
+// reduce-scatter into one piece per rank: the forward of a block's first and last ops and their
+// input gradients. The reduce-scatter's pieces arrive as tp partial sums of the rank's rows,
+// which one kernel reads and adds.
+TEST(Operators, OverlappedTpSplitsEachBlockEdgeGemmIntoAPiecePerRankAndSumsTheScatteredPartials) {
+  spec::Scenario s = scenario("llama3.1-70b", spec::Elementwise::kFusedKernels);
+  s.strategy.tp = 8;
+  s.strategy.sequence_parallel = true;
+  s.strategy.dp = 1;
+  s.strategy.global_batch = 1;
+  s.strategy.seq_len = 8192;
+  s = spec::complete_and_validate(s);
+  spec::Scenario overlapped = s;
+  overlapped.strategy.overlap_tp_comm = true;
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  const auto piece = [&](const Op& op) {
+    const cost::GemmShape g{op.m / 8, op.n, op.k, op.instances};
+    return cost::linear_gemm_times(g, 2 * (g.m * g.k + g.k * g.n + g.m * g.n), false, gpu, cost::Shares::kWhole);
+  };
+  const LayerOps ops = layer_ops(s, false);
+  const Op& first = find(ops, "qkv_projection");
+  const Op& last = find(ops, "output_projection");
+  const OpTime first_split = op_times(first, overlapped, Overlap{}).whole;
+  const OpTime last_split = op_times(last, overlapped, Overlap{}).whole;
+  const OpTime last_whole = op_times(last, s, Overlap{}).whole;
+  // A rank's m/8 rows arrive as 8 partial sums: read 8, write 1.
+  const double sum_bytes = 9 * (last.m / 8) * last.n * 2;
+  EXPECT_NEAR(last_split.fwd, 8 * piece(last).fwd.whole + cost::memory_time_s(sum_bytes, gpu), 1e-12);
+  EXPECT_NEAR(first_split.fwd, 8 * piece(first).fwd.whole, 1e-12);
+  EXPECT_NEAR(last_split.bwd_input, 8 * piece(last).input_grad.whole, 1e-12);
+  EXPECT_DOUBLE_EQ(last_split.bwd_weight, last_whole.bwd_weight);
+  EXPECT_GT(last_split.fwd, last_whole.fwd);
+  // Ops inside a block keep their kernels.
+  const Op& inside = find(ops, "attention");
+  EXPECT_DOUBLE_EQ(op_times(inside, overlapped, Overlap{}).whole.fwd, op_times(inside, s, Overlap{}).whole.fwd);
+}
+
 TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
   spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
   s.strategy.attention = spec::AttentionKernel::kUnfused;
