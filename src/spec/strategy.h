@@ -69,6 +69,10 @@ struct Strategy {
   int recompute_interval = 1;     // kFull recomputes every k-th layer (torchtitan's layer-level
                                   // selective checkpointing is kFull with k = 2)
   Dtype dtype = Dtype::kBf16;             // matmul precision
+  // FP8 GEMMs cast each weight to FP8 on a step's first micro-batch only and reuse it for the
+  // others (Transformer Engine's is_first_microbatch, which Megatron passes); false: every
+  // micro-batch casts it again (torchao's Float8Linear).
+  bool fp8_weight_cache = false;
   Dtype grad_reduce_dtype = Dtype::kBf16;  // precision of the data-parallel gradient reduction
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)

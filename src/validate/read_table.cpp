@@ -132,6 +132,7 @@ struct Software {
   bool pp_scatter_gather = false;
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   bool tp_comm_overlap = false;     // TP collectives overlapped with the GEMMs beside them
+  bool fp8_weight_cache = false;    // FP8 weights cast once per step (Transformer Engine)
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
   bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
 };
@@ -198,6 +199,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.zero_stage = 1;
     sw.tp_shards_sequence = true;
     sw.tp_comm_overlap = true;
+    sw.fp8_weight_cache = true;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
   } else if (contains(source, "BLOOM")) {
     // BigScience's Megatron-DeepSpeed of 2022 (train/tr11-176B-ml: README.md and the slurm
@@ -405,6 +407,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.grad_reduce_dtype = sw.grad_reduce;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
+  st.fp8_weight_cache = sw.fp8_weight_cache;
   st.overlap_dp_comm = sw.overlap_dp;
   st.sharded_collectives = sw.sharded_collectives;
   st.elementwise = sw.elementwise;

@@ -14,9 +14,13 @@ using spec::Axis;
 // Bytes per parameter an Adam step streams: reads FP32 master, gradient, m and v; writes master,
 // m, v and the BF16 working copy (4 + 4 + 4 + 4 + 4 + 4 + 4 + 2).
 constexpr double kAdamBytesPerParam = 30;
-// Dynamic FP8 scaling (torchao Float8Linear): every GEMM operand is read in BF16 and written in
-// FP8 (2 + 1 bytes per element) before the GEMM.
-constexpr double kFp8CastBytesPerElement = 3;
+// Dynamic FP8 scaling (torchao Float8Linear's tensorwise scaling; Transformer Engine's current
+// scaling) casts every GEMM operand from BF16 to FP8 in two kernels: one finds the tensor's
+// largest magnitude (torchao's tensor_to_amax, torch.max(torch.abs(x)); TE's nvte_compute_amax),
+// reading it, and one scales and casts it, reading it again and writing FP8: 2 + 2 + 1 bytes
+// per element.
+constexpr double kFp8CastBytesPerElement = 5;
+constexpr double kFp8CastKernels = 2;
 // An FP8 element, E4M3 or E5M2.
 constexpr double kFp8Bytes = 1;
 // Parameters travel in BF16 when ZeRO gathers them.
@@ -157,11 +161,14 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   const cost::Shares shares = overlap.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
-  // the forward's two operands and of the backward's incoming gradient.
+  // the forward's two operands (the weight's on every micro-batch, or once per step where it is
+  // cached: Strategy::fp8_weight_cache) and of the backward's incoming gradient.
   const bool fp8 = fp8_gemm(op, s);
   const bool chain = op.kind == OpKind::kMemory;
-  const double host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 3 : 1);
-  double host_bwd_input = chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 2 : 1);
+  const double weight_casts = fp8 && s.strategy.fp8_weight_cache ? 1.0 / s.strategy.micro_batches() : 1;
+  const double host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1);
+  double host_bwd_input =
+      chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 1 + kFp8CastKernels : 1);
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) host_bwd_input += host_launch_s(s, 2);
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
   // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
@@ -199,7 +206,7 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
         cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu, shares, pieces);
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
-      fwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + op.k * op.n), gpu);
+      fwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + weight_casts * op.k * op.n), gpu);
       bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
     }
     if (pieces > 1) {

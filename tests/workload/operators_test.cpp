@@ -253,6 +253,33 @@ TEST(Operators, OverlappedTpSplitsEachBlockEdgeGemmIntoAPiecePerRankAndSumsTheSc
   EXPECT_DOUBLE_EQ(op_times(inside, overlapped, Overlap{}).whole.fwd, op_times(inside, s, Overlap{}).whole.fwd);
 }
 
+// Dynamic FP8 scaling casts each operand in two kernels: its largest magnitude (one read), then
+// the scaled cast (a read and an FP8 write), 5 bytes per element. Transformer Engine casts a
+// weight on a step's first micro-batch only and reuses it.
+TEST(Operators, Fp8GemmsFindEachOperandsScaleBeforeCastingItAndACachedWeightIsCastOncePerStep) {
+  spec::Scenario s = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  s.gpus = 1;
+  s.strategy.dp = 1;
+  s.strategy.global_batch = 4;
+  s = spec::complete_and_validate(s);
+  spec::Scenario fp8 = s;
+  fp8.strategy.dtype = spec::Dtype::kFp8;
+  spec::Scenario cached = fp8;
+  cached.strategy.fp8_weight_cache = true;
+  const Op& up = find(layer_ops(s, false), "mlp_up");
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  const cost::GemmShape g{up.m, up.n, up.k, up.instances};
+  const double gemm = cost::linear_gemm_times(g, up.bytes, true, gpu, cost::Shares::kWhole).fwd.whole;
+  const double input = up.m * up.k, weight = up.k * up.n;
+  EXPECT_NEAR(op_times(up, fp8, Overlap{}).whole.fwd, gemm + cost::memory_time_s(5 * (input + weight), gpu), 1e-12);
+  // 4 micro-batches share one cast of the weight.
+  EXPECT_NEAR(op_times(up, cached, Overlap{}).whole.fwd, gemm + cost::memory_time_s(5 * (input + weight / 4), gpu),
+              1e-12);
+  // GEMM, then scale and cast of the input and of the weight.
+  EXPECT_DOUBLE_EQ(op_times(up, fp8, Overlap{}).whole.host_fwd, 5 * s.strategy.host_dispatch_s);
+  EXPECT_DOUBLE_EQ(op_times(up, cached, Overlap{}).whole.host_fwd, 3.5 * s.strategy.host_dispatch_s);
+}
+
 TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
   spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
   s.strategy.attention = spec::AttentionKernel::kUnfused;
