@@ -85,9 +85,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"host-sync", "stream", "async"}))
       ->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
-  cmd.add_flag("--fp8-weight-cache", st.fp8_weight_cache,
-               "With --dtype fp8: cast each weight to FP8 on a step's first micro-batch only and reuse it "
-               "(Transformer Engine under Megatron); without it every micro-batch casts it (torchao)");
+  cmd.add_flag(
+      "--fp8-weight-cache", st.fp8_weight_cache,
+      "With --dtype fp8: cast each weight to FP8 on a step's first micro-batch only and reuse it "
+      "(Transformer Engine under Megatron); without it every micro-batch casts it (torchao)");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
   cmd.add_option("--zero3-collectives", o.sharded_collectives,

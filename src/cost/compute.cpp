@@ -190,15 +190,17 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu) {
   return odd(fwd.n) ? fwd.n : odd(fwd.k) ? fwd.k : 0;
 }
 
-LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
-                                  Shares shares, double row_chunks) {
+LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
+                                  const spec::GpuSpec& gpu, Shares shares, double row_chunks) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
   const double elements = (fwd.m * fwd.k + fwd.k * fwd.n + fwd.m * fwd.n) * fwd.instances;
   if (row_chunks > 1 && elements > 0) {
     // Each piece reads its rows of the input and all of the weight, and writes its rows.
     const GemmShape piece{fwd.m / row_chunks, fwd.n, fwd.k, fwd.instances};
-    const double piece_bytes = bytes / elements * (piece.m * piece.k + piece.k * piece.n + piece.m * piece.n) * piece.instances;
+    const double piece_bytes = bytes / elements *
+                               (piece.m * piece.k + piece.k * piece.n + piece.m * piece.n) *
+                               piece.instances;
     const LinearGemmTimes pieces = aligned_gemm_times(piece, piece_bytes, use_fp8, gpu, shares);
     times.fwd = scaled(pieces.fwd, row_chunks);
     times.input_grad = scaled(pieces.input_grad, row_chunks);

@@ -55,8 +55,8 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 /// tensor-core peak. With `row_chunks` > 1 the forward and the input gradient each run as that
 /// many GEMMs of m / row_chunks rows, one after another (overlapped TP splits them by the ranks'
 /// token shards); the weight gradient, which reduces over the rows, runs whole.
-LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8, const spec::GpuSpec& gpu,
-                                  Shares shares, double row_chunks = 1);
+LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
+                                  const spec::GpuSpec& gpu, Shares shares, double row_chunks = 1);
 
 /// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
 /// positions, moving `bytes`, at `relative_rate` times the GPU's FlashAttention-2 rate.

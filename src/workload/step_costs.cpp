@@ -46,7 +46,8 @@ constexpr double kPartialSumBytes = 2;
 // collectives, their input-gradient GEMMs. Returns the number of pieces: tp, or 1 where nothing
 // is split.
 double tp_overlap_pieces(const Op& op, const spec::Strategy& st) {
-  const bool split = st.overlap_tp_comm && st.sequence_parallel && st.tp > 1 && op.tp_edge != BlockEdge::kNone;
+  const bool split =
+      st.overlap_tp_comm && st.sequence_parallel && st.tp > 1 && op.tp_edge != BlockEdge::kNone;
   return split ? st.tp : 1;
 }
 
@@ -165,10 +166,14 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   // cached: Strategy::fp8_weight_cache) and of the backward's incoming gradient.
   const bool fp8 = fp8_gemm(op, s);
   const bool chain = op.kind == OpKind::kMemory;
-  const double weight_casts = fp8 && s.strategy.fp8_weight_cache ? 1.0 / s.strategy.micro_batches() : 1;
-  const double host_fwd = host_launch_s(s, chain ? op.launches : fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1);
-  double host_bwd_input =
-      chain && op.bwd_bytes <= 0 ? 0 : host_launch_s(s, chain ? op.bwd_launches : fp8 ? 1 + kFp8CastKernels : 1);
+  const double weight_casts =
+      fp8 && s.strategy.fp8_weight_cache ? 1.0 / s.strategy.micro_batches() : 1;
+  const double linear_fwd_kernels = fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1;
+  const double linear_bwd_kernels = fp8 ? 1 + kFp8CastKernels : 1;
+  const double host_fwd = host_launch_s(s, chain ? op.launches : linear_fwd_kernels);
+  double host_bwd_input = chain && op.bwd_bytes <= 0
+                              ? 0
+                              : host_launch_s(s, chain ? op.bwd_launches : linear_bwd_kernels);
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) host_bwd_input += host_launch_s(s, 2);
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
   // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
@@ -202,11 +207,12 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   }
   if (op.kind == OpKind::kGemm) {
     const double pieces = tp_overlap_pieces(op, s.strategy);
-    const cost::LinearGemmTimes g =
-        cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8, gpu, shares, pieces);
+    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances},
+                                                            op.bytes, fp8, gpu, shares, pieces);
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
-      fwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * (op.m * op.k + weight_casts * op.k * op.n), gpu);
+      fwd_extra += cost::memory_time_s(
+          kFp8CastBytesPerElement * (op.m * op.k + weight_casts * op.k * op.n), gpu);
       bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
     }
     if (pieces > 1) {
@@ -215,7 +221,8 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
       // gradient of its first.
       const bool last = op.tp_edge == BlockEdge::kEnd;
       const double rows = op.m / pieces * op.instances;
-      const double sum = cost::memory_time_s((pieces + 1) * rows * (last ? op.n : op.k) * kPartialSumBytes, gpu);
+      const double sum =
+          cost::memory_time_s((pieces + 1) * rows * (last ? op.n : op.k) * kPartialSumBytes, gpu);
       (last ? fwd_extra : bwd_extra) += sum;
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);

@@ -79,9 +79,12 @@ TEST(GemmGrid, AGemmSplitIntoRowPiecesCostsItsPiecesInTurnAndKeepsItsWeightGradi
   const auto bytes = [](const GemmShape& g) { return 2 * (g.m * g.k + g.k * g.n + g.m * g.n); };
   for (const char* name : {"a100-80g", "h100-sxm"}) {
     const spec::GpuSpec gpu = spec::gpu_preset(name);
-    const LinearGemmTimes split = linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo, 4);
-    const LinearGemmTimes one = linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo);
-    const LinearGemmTimes quarter = linear_gemm_times(piece, bytes(piece), false, gpu, Shares::kBesideTwo);
+    const LinearGemmTimes split =
+        linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo, 4);
+    const LinearGemmTimes one =
+        linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo);
+    const LinearGemmTimes quarter =
+        linear_gemm_times(piece, bytes(piece), false, gpu, Shares::kBesideTwo);
     EXPECT_DOUBLE_EQ(split.fwd.whole, 4 * quarter.fwd.whole) << name;
     EXPECT_DOUBLE_EQ(split.fwd.beside, 4 * quarter.fwd.beside) << name;
     EXPECT_DOUBLE_EQ(split.input_grad.whole, 4 * quarter.input_grad.whole) << name;

@@ -105,7 +105,7 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // 2026-11-23: 0.2605 with async TP's GEMMs split into a piece per rank; 0.255 with FP8's
   // scale found before each cast.
   EXPECT_LE(r.overall.mape, 0.255);  // scatter/gather (0.257); FlashAttention 1 (0.267 with the
-                                      // re-gathers, 0.276 before)
+                                     // re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -183,8 +183,8 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
        // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
        // Later 0.251 with FlashAttention 1 for llm-foundry's A100 40GB rows, as above.
        {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.251}});
-  // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP gathers.
-  // 2026-11-23: 0.2615 with async TP's GEMMs split into a piece per rank; 0.256 with FP8's
+  // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP
+  // gathers. 2026-11-23: 0.2615 with async TP's GEMMs split into a piece per rank; 0.256 with FP8's
   // scale found before each cast.
   EXPECT_LE(r.overall.mape,
             0.256);  // FlashAttention 1 (0.2545), (0.2645 with the re-gathers, 0.2735 before)

@@ -233,7 +233,8 @@ TEST(Operators, OverlappedTpSplitsEachBlockEdgeGemmIntoAPiecePerRankAndSumsTheSc
   const spec::GpuSpec& gpu = s.cluster.gpu;
   const auto piece = [&](const Op& op) {
     const cost::GemmShape g{op.m / 8, op.n, op.k, op.instances};
-    return cost::linear_gemm_times(g, 2 * (g.m * g.k + g.k * g.n + g.m * g.n), false, gpu, cost::Shares::kWhole);
+    return cost::linear_gemm_times(g, 2 * (g.m * g.k + g.k * g.n + g.m * g.n), false, gpu,
+                                   cost::Shares::kWhole);
   };
   const LayerOps ops = layer_ops(s, false);
   const Op& first = find(ops, "qkv_projection");
@@ -243,14 +244,16 @@ TEST(Operators, OverlappedTpSplitsEachBlockEdgeGemmIntoAPiecePerRankAndSumsTheSc
   const OpTime last_whole = op_times(last, s, Overlap{}).whole;
   // A rank's m/8 rows arrive as 8 partial sums: read 8, write 1.
   const double sum_bytes = 9 * (last.m / 8) * last.n * 2;
-  EXPECT_NEAR(last_split.fwd, 8 * piece(last).fwd.whole + cost::memory_time_s(sum_bytes, gpu), 1e-12);
+  EXPECT_NEAR(last_split.fwd, 8 * piece(last).fwd.whole + cost::memory_time_s(sum_bytes, gpu),
+              1e-12);
   EXPECT_NEAR(first_split.fwd, 8 * piece(first).fwd.whole, 1e-12);
   EXPECT_NEAR(last_split.bwd_input, 8 * piece(last).input_grad.whole, 1e-12);
   EXPECT_DOUBLE_EQ(last_split.bwd_weight, last_whole.bwd_weight);
   EXPECT_GT(last_split.fwd, last_whole.fwd);
   // Ops inside a block keep their kernels.
   const Op& inside = find(ops, "attention");
-  EXPECT_DOUBLE_EQ(op_times(inside, overlapped, Overlap{}).whole.fwd, op_times(inside, s, Overlap{}).whole.fwd);
+  EXPECT_DOUBLE_EQ(op_times(inside, overlapped, Overlap{}).whole.fwd,
+                   op_times(inside, s, Overlap{}).whole.fwd);
 }
 
 // Dynamic FP8 scaling casts each operand in two kernels: its largest magnitude (one read), then
@@ -269,15 +272,18 @@ TEST(Operators, Fp8GemmsFindEachOperandsScaleBeforeCastingItAndACachedWeightIsCa
   const Op& up = find(layer_ops(s, false), "mlp_up");
   const spec::GpuSpec& gpu = s.cluster.gpu;
   const cost::GemmShape g{up.m, up.n, up.k, up.instances};
-  const double gemm = cost::linear_gemm_times(g, up.bytes, true, gpu, cost::Shares::kWhole).fwd.whole;
+  const double gemm =
+      cost::linear_gemm_times(g, up.bytes, true, gpu, cost::Shares::kWhole).fwd.whole;
   const double input = up.m * up.k, weight = up.k * up.n;
-  EXPECT_NEAR(op_times(up, fp8, Overlap{}).whole.fwd, gemm + cost::memory_time_s(5 * (input + weight), gpu), 1e-12);
+  EXPECT_NEAR(op_times(up, fp8, Overlap{}).whole.fwd,
+              gemm + cost::memory_time_s(5 * (input + weight), gpu), 1e-12);
   // 4 micro-batches share one cast of the weight.
-  EXPECT_NEAR(op_times(up, cached, Overlap{}).whole.fwd, gemm + cost::memory_time_s(5 * (input + weight / 4), gpu),
-              1e-12);
+  EXPECT_NEAR(op_times(up, cached, Overlap{}).whole.fwd,
+              gemm + cost::memory_time_s(5 * (input + weight / 4), gpu), 1e-12);
   // GEMM, then scale and cast of the input and of the weight.
   EXPECT_DOUBLE_EQ(op_times(up, fp8, Overlap{}).whole.host_fwd, 5 * s.strategy.host_dispatch_s);
-  EXPECT_DOUBLE_EQ(op_times(up, cached, Overlap{}).whole.host_fwd, 3.5 * s.strategy.host_dispatch_s);
+  EXPECT_DOUBLE_EQ(op_times(up, cached, Overlap{}).whole.host_fwd,
+                   3.5 * s.strategy.host_dispatch_s);
 }
 
 TEST(Operators, BaddbmmBackwardScalesBothOperandGradientsInKernelsOfTheirOwn) {
