@@ -97,6 +97,11 @@ double sms_beside(const spec::GpuSpec& gpu, int collectives) {
   return std::max(1, gpu.sm_count - collectives * gpu.collective_sms);
 }
 
+// Elements of a GEMM's input, weight and output, over its instances.
+double matrix_elements(const GemmShape& g) {
+  return (g.m * g.k + g.k * g.n + g.m * g.n) * g.instances;
+}
+
 // linear_gemm_times for a GEMM whose leading dimensions the kernels can load in vectors.
 LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8, const spec::GpuSpec& gpu,
                                    Shares shares) {
@@ -194,13 +199,10 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
                                   const spec::GpuSpec& gpu, Shares shares, double row_chunks) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
-  const double elements = (fwd.m * fwd.k + fwd.k * fwd.n + fwd.m * fwd.n) * fwd.instances;
-  if (row_chunks > 1 && elements > 0) {
+  if (row_chunks > 1 && matrix_elements(fwd) > 0) {
     // Each piece reads its rows of the input and all of the weight, and writes its rows.
     const GemmShape piece{fwd.m / row_chunks, fwd.n, fwd.k, fwd.instances};
-    const double piece_bytes = bytes / elements *
-                               (piece.m * piece.k + piece.k * piece.n + piece.m * piece.n) *
-                               piece.instances;
+    const double piece_bytes = bytes * matrix_elements(piece) / matrix_elements(fwd);
     const LinearGemmTimes pieces = aligned_gemm_times(piece, piece_bytes, use_fp8, gpu, shares);
     times.fwd = scaled(pieces.fwd, row_chunks);
     times.input_grad = scaled(pieces.input_grad, row_chunks);
