@@ -217,13 +217,14 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
     }
     if (pieces > 1) {
       // The split reduce-scatter delivers each rank's rows as `pieces` partial sums, which one
-      // kernel reads and adds: after the forward of a block's last op, and after the input
-      // gradient of its first.
-      const bool last = op.tp_edge == BlockEdge::kEnd;
+      // kernel reads and adds, in the pass whose edge collective is the reduce-scatter: the
+      // forward's output (n wide) or the backward's input gradient (k wide).
+      const bool forward =
+          tp_edge_collective(op.tp_edge, false, true) == CollectiveKind::kReduceScatter;
       const double rows = op.m / pieces * op.instances;
-      const double sum =
-          cost::memory_time_s((pieces + 1) * rows * (last ? op.n : op.k) * kPartialSumBytes, gpu);
-      (last ? fwd_extra : bwd_extra) += sum;
+      const double sum = cost::memory_time_s(
+          (pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
+      (forward ? fwd_extra : bwd_extra) += sum;
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
     return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);
