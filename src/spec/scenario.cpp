@@ -107,6 +107,7 @@ class Checker {
     check_sequence();
     if (degrees_ok_) check_experts();
     check_zero_and_cluster();
+    check_precision();
     return std::move(problems_);
   }
 
@@ -332,6 +333,12 @@ class Checker {
       problem("--gpus " + str(sc_.gpus) + " exceeds the " + str(max) + " GPUs of " + cluster +
               "; use at most " + str(max));
     }
+  }
+
+  void check_precision() {
+    if (!st_.fp8_weight_cache || st_.dtype == Dtype::kFp8) return;
+    problem(std::string("the FP8 weight cache keeps each weight's FP8 cast for a step's later micro-batches, ") +
+            "but the matmuls run in " + name(st_.dtype) + "; use dtype fp8 (--dtype fp8), or leave the cache off");
   }
 
   Scenario& sc_;

@@ -17,9 +17,10 @@ constexpr double kAdamBytesPerParam = 30;
 // Dynamic FP8 scaling (torchao Float8Linear's tensorwise scaling; Transformer Engine's current
 // scaling) casts every GEMM operand from BF16 to FP8 in two kernels: one finds the tensor's
 // largest magnitude (torchao's tensor_to_amax, torch.max(torch.abs(x)); TE's nvte_compute_amax),
-// reading it, and one scales and casts it, reading it again and writing FP8: 2 + 2 + 1 bytes
-// per element.
-constexpr double kFp8CastBytesPerElement = 5;
+// reading it (2 bytes per element), and one scales and casts it, reading it again and writing
+// FP8 (2 + 1).
+constexpr double kFp8AmaxBytesPerElement = 2;
+constexpr double kFp8ScaledCastBytesPerElement = 3;
 constexpr double kFp8CastKernels = 2;
 // An FP8 element, E4M3 or E5M2.
 constexpr double kFp8Bytes = 1;
@@ -49,6 +50,13 @@ double tp_overlap_pieces(const Op& op, const spec::Strategy& st) {
   const bool split =
       st.overlap_tp_comm && st.sequence_parallel && st.tp > 1 && op.tp_edge != BlockEdge::kNone;
   return split ? st.tp : 1;
+}
+
+// Seconds to cast `elements` BF16 elements to FP8 with a dynamic scale: the amax kernel, then
+// the scaled cast, each a kernel of its own.
+double fp8_cast_s(double elements, const spec::GpuSpec& gpu) {
+  return cost::memory_time_s(kFp8AmaxBytesPerElement * elements, gpu) +
+         cost::memory_time_s(kFp8ScaledCastBytesPerElement * elements, gpu);
 }
 
 // ZeRO-3 gathers and scatters one average layer of the stage at a time.
@@ -211,9 +219,8 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
                                                             op.bytes, fp8, gpu, shares, pieces);
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
-      fwd_extra += cost::memory_time_s(
-          kFp8CastBytesPerElement * (op.m * op.k + weight_casts * op.k * op.n), gpu);
-      bwd_extra += cost::memory_time_s(kFp8CastBytesPerElement * op.m * op.n, gpu);
+      fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
+      bwd_extra += fp8_cast_s(op.m * op.n, gpu);
     }
     if (pieces > 1) {
       // The split reduce-scatter delivers each rank's rows as `pieces` partial sums, which one

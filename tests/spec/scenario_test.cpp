@@ -65,6 +65,16 @@ TEST(Scenario, RecomputeIntervalNeedsFullRecomputation) {
   EXPECT_EQ(error_of(s), "(no error)");
 }
 
+TEST(Scenario, Fp8WeightCacheNeedsFp8Matmuls) {
+  Scenario s = valid_scenario();
+  s.strategy.fp8_weight_cache = true;
+  EXPECT_EQ(error_of(s),
+            "the FP8 weight cache keeps each weight's FP8 cast for a step's later micro-batches, but "
+            "the matmuls run in bf16; use dtype fp8 (--dtype fp8), or leave the cache off");
+  s.strategy.dtype = spec::Dtype::kFp8;
+  EXPECT_EQ(error_of(s), "(no error)");
+}
+
 TEST(Scenario, DerivesDpFromGpusAndModelParallelDegrees) {
   const Scenario s = complete_and_validate(valid_scenario());
   EXPECT_EQ(s.strategy.dp, 64 / (8 * 2 * 1));
