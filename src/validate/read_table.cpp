@@ -23,7 +23,7 @@ using spec::Recompute;
 using spec::Schedule;
 
 constexpr const char* kPublishedColumns[] = {
-    "source", "model", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len",
+    "source", "model", "layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "seq_len", "gpu",
     "cluster", "num_gpus", "tp", "pp", "dp", "cp", "ep", "vp", "global_batch_seqs", "micro_batch",
     "recompute", "seq_parallel", "measured_tflops_per_gpu", "measured_mfu", "measured_tokens_per_s",
     "measured_iter_s", "notes"};
@@ -45,7 +45,9 @@ class RowReader {
   RowReader(const core::CsvTable& t, const core::CsvRow& r) : table_(t), row_(r) {}
 
   const std::string& text(std::string_view column) const {
-    return row_.cells[static_cast<size_t>(table_.column(column))];
+    const int index = table_.column(column);
+    STEPCAST_ASSERT(index >= 0, "every column read is in the table's required columns");
+    return row_.cells[static_cast<size_t>(index)];
   }
   std::optional<double> number(std::string_view column) const {
     const std::string& cell = text(column);
