@@ -28,8 +28,9 @@ constexpr int kMutationsPerFile = 1000;
 
 std::string mutated(const std::string& text, std::mt19937& rng) {
   static const std::vector<std::string> kTokens = {
-      "0", "-1", "1e309", "nan", "inf", "\"", "\n", "\t", ":", "- ", "[", "]", "{", "}", ",",
-      "999999999999", "1e-300", "\"-5 GB/s\"", "\"0 us\"", "null", "true", "#", "\\", std::string(1, '\0')};
+      "0",      "-1",          "1e309",    "nan",  "inf",  "\"", "\n", "\t",
+      ":",      "- ",          "[",        "]",    "{",    "}",  ",",  "999999999999",
+      "1e-300", "\"-5 GB/s\"", "\"0 us\"", "null", "true", "#",  "\\", std::string(1, '\0')};
   std::string out = text;
   const int edits = std::uniform_int_distribution<int>(1, 4)(rng);
   for (int e = 0; e < edits; ++e) {
@@ -40,7 +41,8 @@ std::string mutated(const std::string& text, std::mt19937& rng) {
         out.erase(at, span);
         break;
       case 1:
-        out.insert(at, kTokens[std::uniform_int_distribution<std::size_t>(0, kTokens.size() - 1)(rng)]);
+        out.insert(at,
+                   kTokens[std::uniform_int_distribution<std::size_t>(0, kTokens.size() - 1)(rng)]);
         break;
       default: {
         const std::size_t from = std::uniform_int_distribution<std::size_t>(0, out.size())(rng);
@@ -66,7 +68,8 @@ spec::Scenario eight_gpus(spec::ModelSpec model, spec::ClusterSpec cluster) {
 
 void expect_finite_step(const spec::Scenario& s, bool simulate) {
   const spec::Scenario valid = spec::complete_and_validate(s);
-  const double step = (simulate ? analysis::simulate_metrics(valid) : analytic::estimate(valid)).step_time_s;
+  const double step =
+      (simulate ? analysis::simulate_metrics(valid) : analytic::estimate(valid)).step_time_s;
   EXPECT_TRUE(std::isfinite(step) && step > 0) << "step time " << step;
 }
 
@@ -84,7 +87,9 @@ void expect_read_or_rejected(const std::string& original, Use use) {
       ++rejected;
       EXPECT_NE(e.kind(), ErrorKind::kInternal) << "mutation " << i << ": " << e.what();
     } catch (const std::exception& e) {
-      ADD_FAILURE() << "mutation " << i << " escaped as a non-stepcast exception: " << e.what() << "\n" << text;
+      ADD_FAILURE() << "mutation " << i << " escaped as a non-stepcast exception: " << e.what()
+                    << "\n"
+                    << text;
     }
   }
   // Both outcomes occur, so the mutations reach past the parser and into the model.
@@ -93,25 +98,30 @@ void expect_read_or_rejected(const std::string& original, Use use) {
 }
 
 TEST(MutatedInput, ModelYamlIsReadOrRejectedWithAnInputError) {
-  expect_read_or_rejected(spec::preset_yaml("llama3.1-8b"), [](const std::string& text, bool simulate) {
-    expect_finite_step(eight_gpus(spec::read_model_yaml("model.yaml", text), spec::cluster_preset("dgx-h100")),
-                       simulate);
-  });
+  expect_read_or_rejected(
+      spec::preset_yaml("llama3.1-8b"), [](const std::string& text, bool simulate) {
+        expect_finite_step(
+            eight_gpus(spec::read_model_yaml("model.yaml", text), spec::cluster_preset("dgx-h100")),
+            simulate);
+      });
 }
 
 TEST(MutatedInput, ClusterYamlIsReadOrRejectedWithAnInputError) {
-  expect_read_or_rejected(spec::preset_yaml("dgx-h100"), [](const std::string& text, bool simulate) {
-    expect_finite_step(eight_gpus(spec::model_preset("llama3.1-8b"), spec::read_cluster_yaml("cluster.yaml", text)),
-                       simulate);
-  });
+  expect_read_or_rejected(
+      spec::preset_yaml("dgx-h100"), [](const std::string& text, bool simulate) {
+        expect_finite_step(eight_gpus(spec::model_preset("llama3.1-8b"),
+                                      spec::read_cluster_yaml("cluster.yaml", text)),
+                           simulate);
+      });
 }
 
 TEST(MutatedInput, GpuYamlIsReadOrRejectedWithAnInputError) {
-  expect_read_or_rejected(spec::preset_yaml("h100-sxm"), [](const std::string& text, bool simulate) {
-    spec::ClusterSpec cluster = spec::cluster_preset("dgx-h100");
-    cluster.gpu = spec::read_gpu_yaml("gpu.yaml", text);
-    expect_finite_step(eight_gpus(spec::model_preset("llama3.1-8b"), cluster), simulate);
-  });
+  expect_read_or_rejected(
+      spec::preset_yaml("h100-sxm"), [](const std::string& text, bool simulate) {
+        spec::ClusterSpec cluster = spec::cluster_preset("dgx-h100");
+        cluster.gpu = spec::read_gpu_yaml("gpu.yaml", text);
+        expect_finite_step(eight_gpus(spec::model_preset("llama3.1-8b"), cluster), simulate);
+      });
 }
 
 TEST(MutatedInput, HuggingFaceConfigIsReadOrRejectedWithAnInputError) {
@@ -123,25 +133,29 @@ TEST(MutatedInput, HuggingFaceConfigIsReadOrRejectedWithAnInputError) {
   "rope_theta": 500000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16"
 })";
   expect_read_or_rejected(config, [](const std::string& text, bool simulate) {
-    expect_finite_step(eight_gpus(spec::read_hf_config("config.json", text), spec::cluster_preset("dgx-h100")),
-                       simulate);
+    expect_finite_step(
+        eight_gpus(spec::read_hf_config("config.json", text), spec::cluster_preset("dgx-h100")),
+        simulate);
   });
 }
 
 // A measured-runs table: every row is predicted to a finite number or listed with its reason.
 TEST(MutatedInput, PublishedRunsTableIsReadOrRejectedWithAnInputError) {
   const std::string table =
-      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,cp,ep,vp,"
+      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,"
+      "tp,pp,dp,cp,ep,vp,"
       "global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,measured_mfu,"
       "measured_tokens_per_s,measured_iter_s,verified,notes\n"
-      "Narayanan2021_SC21_Megatron_Table1,GPT-1.7B,1.7,24,2304,9216,24,,51200,2048,A100,dgx-a100-80g,32,1,1,32,,,,"
+      "Narayanan2021_SC21_Megatron_Table1,GPT-1.7B,1.7,24,2304,9216,24,,51200,2048,A100,dgx-a100-"
+      "80g,32,1,1,32,,,,"
       "512,,,,137,,,,yes,\n"
-      "MosaicML,MPT-7b,6.7,32,4096,16384,32,,50368,2048,A100,dgx-a100-80g,8,1,1,8,,,,96,6,none,,,0.64,37130,,yes,"
+      "MosaicML,MPT-7b,6.7,32,4096,16384,32,,50368,2048,A100,dgx-a100-80g,8,1,1,8,,,,96,6,none,,,0."
+      "64,37130,,yes,"
       "FSDP FULL_SHARD\n";
   expect_read_or_rejected(table, [](const std::string& text, bool simulate) {
     const std::vector<validate::Case> cases = validate::read_table("runs.csv", text, {});
-    const validate::Report report = validate::run(cases, simulate ? validate::Engine::kSimulation
-                                                                   : validate::Engine::kAnalytic);
+    const validate::Report report = validate::run(
+        cases, simulate ? validate::Engine::kSimulation : validate::Engine::kAnalytic);
     for (const validate::RowResult& row : report.rows) {
       EXPECT_TRUE(!row.reason.empty() || std::isfinite(row.predicted)) << "line " << row.line;
     }
@@ -150,13 +164,15 @@ TEST(MutatedInput, PublishedRunsTableIsReadOrRejectedWithAnInputError) {
 
 TEST(MutatedInput, VtrainTableIsReadOrRejectedWithAnInputError) {
   const std::string table =
-      "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,tensor parallelism,"
+      "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,tensor "
+      "parallelism,"
       "data parallelism,pipeline parallelism,iteration time (ms)\n"
       "2,16,8,1024,16,24,1024,1,1,2,372.160408\n"
       "8,32,4,1024,16,24,1024,2,2,2,219.732754\n";
   expect_read_or_rejected(table, [](const std::string& text, bool simulate) {
-    const validate::Report report = validate::run(validate::read_table("vtrain.csv", text, {}),
-                                                  simulate ? validate::Engine::kSimulation : validate::Engine::kAnalytic);
+    const validate::Report report =
+        validate::run(validate::read_table("vtrain.csv", text, {}),
+                      simulate ? validate::Engine::kSimulation : validate::Engine::kAnalytic);
     for (const validate::RowResult& row : report.rows) {
       EXPECT_TRUE(!row.reason.empty() || std::isfinite(row.predicted)) << "line " << row.line;
     }

@@ -68,9 +68,10 @@ TEST(Scenario, RecomputeIntervalNeedsFullRecomputation) {
 TEST(Scenario, Fp8WeightCacheNeedsFp8Matmuls) {
   Scenario s = valid_scenario();
   s.strategy.fp8_weight_cache = true;
-  EXPECT_EQ(error_of(s),
-            "the FP8 weight cache keeps each weight's FP8 cast for a step's later micro-batches, but "
-            "the matmuls run in bf16; use dtype fp8 (--dtype fp8), or leave the cache off");
+  EXPECT_EQ(
+      error_of(s),
+      "the FP8 weight cache keeps each weight's FP8 cast for a step's later micro-batches, but "
+      "the matmuls run in bf16; use dtype fp8 (--dtype fp8), or leave the cache off");
   s.strategy.dtype = spec::Dtype::kFp8;
   EXPECT_EQ(error_of(s), "(no error)");
 }
