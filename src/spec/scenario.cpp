@@ -338,9 +338,8 @@ class Checker {
   void check_precision() {
     if (!st_.fp8_weight_cache || st_.dtype == Dtype::kFp8) return;
     problem(std::string("the FP8 weight cache keeps each weight's FP8 cast for a step's later "
-                        "micro-batches, ") +
-            "but the matmuls run in " + name(st_.dtype) +
-            "; use dtype fp8 (--dtype fp8), or leave the cache off");
+                        "micro-batches, but the matmuls run in ") +
+            name(st_.dtype) + "; use dtype fp8 (--dtype fp8), or leave the cache off");
   }
 
   Scenario& sc_;

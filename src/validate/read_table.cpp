@@ -409,7 +409,6 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.grad_reduce_dtype = sw.grad_reduce;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
-  st.fp8_weight_cache = sw.fp8_weight_cache;
   st.overlap_dp_comm = sw.overlap_dp;
   st.sharded_collectives = sw.sharded_collectives;
   st.elementwise = sw.elementwise;
@@ -418,6 +417,8 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.pp_scatter_gather = sw.pp_scatter_gather;
   st.launch_blocking = sw.launch_blocking;
   if (contains(c.model, "Float8") || contains(c.model, "FP8")) st.dtype = Dtype::kFp8;
+  // The framework caches FP8 weights; a row that trains in BF16 has none to cache.
+  st.fp8_weight_cache = sw.fp8_weight_cache && st.dtype == Dtype::kFp8;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");
   st.schedule = Schedule::k1F1B;

@@ -21,7 +21,7 @@ constexpr double kAdamBytesPerParam = 30;
 // FP8 (2 + 1).
 constexpr double kFp8AmaxBytesPerElement = 2;
 constexpr double kFp8ScaledCastBytesPerElement = 3;
-constexpr double kFp8CastKernels = 2;
+constexpr double kFp8CastKernels = 2;  // the host launches of fp8_cast_s's two kernels
 // An FP8 element, E4M3 or E5M2.
 constexpr double kFp8Bytes = 1;
 // Parameters travel in BF16 when ZeRO gathers them.

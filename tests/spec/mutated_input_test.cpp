@@ -139,43 +139,37 @@ TEST(MutatedInput, HuggingFaceConfigIsReadOrRejectedWithAnInputError) {
   });
 }
 
-// A measured-runs table: every row is predicted to a finite number or listed with its reason.
+// Reads a measured-runs table and validates it; every row must be predicted to a finite number
+// or listed with its reason.
+void expect_rows_predicted_or_explained(const char* source_name, const std::string& text,
+                                        bool simulate) {
+  const validate::Report report =
+      validate::run(validate::read_table(source_name, text, {}),
+                    simulate ? validate::Engine::kSimulation : validate::Engine::kAnalytic);
+  for (const validate::RowResult& row : report.rows) {
+    EXPECT_TRUE(!row.reason.empty() || std::isfinite(row.predicted)) << "line " << row.line;
+  }
+}
+
 TEST(MutatedInput, PublishedRunsTableIsReadOrRejectedWithAnInputError) {
   const std::string table =
-      "source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,"
-      "tp,pp,dp,cp,ep,vp,"
-      "global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,measured_mfu,"
-      "measured_tokens_per_s,measured_iter_s,verified,notes\n"
-      "Narayanan2021_SC21_Megatron_Table1,GPT-1.7B,1.7,24,2304,9216,24,,51200,2048,A100,dgx-a100-"
-      "80g,32,1,1,32,,,,"
-      "512,,,,137,,,,yes,\n"
-      "MosaicML,MPT-7b,6.7,32,4096,16384,32,,50368,2048,A100,dgx-a100-80g,8,1,1,8,,,,96,6,none,,,0."
-      "64,37130,,yes,"
-      "FSDP FULL_SHARD\n";
+      R"(source,model,params_b,layers,hidden,ffn,heads,kv_heads,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,cp,ep,vp,global_batch_seqs,micro_batch,recompute,seq_parallel,measured_tflops_per_gpu,measured_mfu,measured_tokens_per_s,measured_iter_s,verified,notes
+Narayanan2021_SC21_Megatron_Table1,GPT-1.7B,1.7,24,2304,9216,24,,51200,2048,A100,dgx-a100-80g,32,1,1,32,,,,512,,,,137,,,,yes,
+MosaicML,MPT-7b,6.7,32,4096,16384,32,,50368,2048,A100,dgx-a100-80g,8,1,1,8,,,,96,6,none,,,0.64,37130,,yes,FSDP FULL_SHARD
+)";
   expect_read_or_rejected(table, [](const std::string& text, bool simulate) {
-    const std::vector<validate::Case> cases = validate::read_table("runs.csv", text, {});
-    const validate::Report report = validate::run(
-        cases, simulate ? validate::Engine::kSimulation : validate::Engine::kAnalytic);
-    for (const validate::RowResult& row : report.rows) {
-      EXPECT_TRUE(!row.reason.empty() || std::isfinite(row.predicted)) << "line " << row.line;
-    }
+    expect_rows_predicted_or_explained("runs.csv", text, simulate);
   });
 }
 
 TEST(MutatedInput, VtrainTableIsReadOrRejectedWithAnInputError) {
   const std::string table =
-      "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,tensor "
-      "parallelism,"
-      "data parallelism,pipeline parallelism,iteration time (ms)\n"
-      "2,16,8,1024,16,24,1024,1,1,2,372.160408\n"
-      "8,32,4,1024,16,24,1024,2,2,2,219.732754\n";
+      R"(# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)
+2,16,8,1024,16,24,1024,1,1,2,372.160408
+8,32,4,1024,16,24,1024,2,2,2,219.732754
+)";
   expect_read_or_rejected(table, [](const std::string& text, bool simulate) {
-    const validate::Report report =
-        validate::run(validate::read_table("vtrain.csv", text, {}),
-                      simulate ? validate::Engine::kSimulation : validate::Engine::kAnalytic);
-    for (const validate::RowResult& row : report.rows) {
-      EXPECT_TRUE(!row.reason.empty() || std::isfinite(row.predicted)) << "line " << row.line;
-    }
+    expect_rows_predicted_or_explained("vtrain.csv", text, simulate);
   });
 }
 
