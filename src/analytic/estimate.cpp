@@ -345,19 +345,33 @@ Estimate estimate(const spec::Scenario& s) {
   const double pipeline = micro_batches * per_micro_batch + bubble;
 
   // Data-parallel gradient reduction of the stage's parameters (ZeRO-0/1 all-reduce, ZeRO-2
-  // reduce-scatter; ZeRO-3 already scattered per layer). Buckets start as soon as a layer's
-  // backward of the last micro-batch finishes, so only what the remaining backward cannot hide is
-  // exposed, and never less than the last layer's bucket.
+  // reduce-scatter; ZeRO-3 already scattered per layer), and ZeRO-1/2's gather of the updated
+  // parameters. Without overlap (Megatron-LM 2021, DeepSpeed without bucketing) nothing hides
+  // them. With it, buckets are reduced as soon as a layer's backward of the last micro-batch
+  // finishes, and gathered ahead of each layer's first forward, beside the kernels of that window.
+  // Under interleaving a stage's chunks take their turns a group of min(m, pp) micro-batches
+  // apart (Megatron's schedule runs a chunk for pp micro-batches at a time), so chunk c's
+  // gradients are complete c groups before the last backward, and its parameters needed c groups
+  // after the first forward; with aligned sync (Megatron-Core) a chunk's buckets start together
+  // once its last backward has ended. What chunks c..0 move must fit in the window before the end
+  // (reductions) or before chunk c's turn (gathers); the last layer's bucket is always exposed.
   const double stage_params = workload::stage_params_per_gpu(params, m, st);
-  // The kernels of that window run beside the collective. Without overlap (Megatron-LM 2021,
-  // DeepSpeed without bucketing) nothing hides it.
-  const auto exposed = [&](double comm, double window, double slowdown) {
+  const double group = std::min<double>(micro_batches, st.pp);
+  const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
+  const auto exposed = [&](double comm, double pass, double slowdown, bool streams) {
     if (!st.overlap_dp_comm) return comm;
-    const double hiding = window - window / std::max(1.0, layers);
-    return std::max(comm / std::max(1.0, layers), overlapped_s(hiding, hiding * slowdown, comm) - hiding);
+    const double per_layer = pass / std::max(1.0, layers);
+    double worst = comm / std::max(1.0, layers);
+    for (int c = 0; c < st.vp; ++c) {
+      const double window = pass / st.vp * (c * group + (streams ? 1 : 0));
+      const double hiding = std::max(0.0, window - (streams ? per_layer : 0));
+      const double moved = comm * (c + 1) / st.vp;
+      worst = std::max(worst, overlapped_s(hiding, hiding * slowdown, moved) - hiding);
+    }
+    return worst;
   };
-  const double dp = exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown) +
-                    exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown);
+  const double dp = exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown, !aligned) +
+                    exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown, true);
   const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;

@@ -21,6 +21,7 @@ struct ScenarioOptions {
   std::string elementwise = "fused";
   std::string pipeline_transfers = "host-sync";
   std::string sharded_collectives = "layer";
+  std::string grad_sync = "ready";
   std::string grad_dtype = "bf16";
   long long global_batch_tokens = 0;
   std::string placement = "tp,cp,ep,dp,pp";

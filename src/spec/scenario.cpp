@@ -50,6 +50,10 @@ const char* name(PipelineTransfers k) {
   constexpr const char* kNames[] = {"host-sync", "stream", "async"};
   return kNames[static_cast<int>(k)];
 }
+const char* name(GradSync k) {
+  constexpr const char* kNames[] = {"ready", "aligned"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(ShardedCollectives k) {
   constexpr const char* kNames[] = {"layer", "tensor-blocking"};
   return kNames[static_cast<int>(k)];
@@ -488,6 +492,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.pp_scatter_gather", st.pp_scatter_gather);
   d.field("strategy.pipeline_transfers", name(st.pipeline_transfers));
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);
+  d.field("strategy.grad_sync", name(st.grad_sync));
   d.field("strategy.sharded_collectives", name(st.sharded_collectives));
   std::string placement;
   for (const Axis a : st.placement) {

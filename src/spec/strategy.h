@@ -39,6 +39,16 @@ enum class Elementwise { kFusedKernels, kEager, kCompiled };
 ///  kAsynchronous: sends overlap the compute after them and only a receive's consumer waits
 ///    (Llama 3, Dubey et al. 2024 §3.3.2: "asynchronous point-to-point communication in PP").
 enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous };
+
+/// When a pipeline stage starts reducing its gradient buckets (with overlap_dp_comm).
+///  kAsReady: each bucket as soon as the last micro-batch's backward completes it (PyTorch DDP,
+///    DeepSpeed, FSDP; Megatron-Core with --no-align-grad-reduce).
+///  kAligned: Megatron-Core's default (align_grad_reduce, also Megatron-Bridge's): a model
+///    chunk's buckets start together after its last backward, stage r waiting r more backward
+///    passes "to launch asynchronous communication at the same time across the pipeline-parallel
+///    group" (schedules.py); under 1F1B stage 0 starts them during its last backward and the other
+///    stages after their last.
+enum class GradSync { kAsReady, kAligned };
 /// How ZeRO-3 / FSDP moves a layer's parameters and gradients.
 ///  kPerLayer: one flat all-gather and one reduce-scatter per layer, the gather prefetched on a
 ///    stream of its own (PyTorch FSDP, llm-foundry, torchtitan; DeepSpeed since its coalesced
@@ -77,6 +87,7 @@ struct Strategy {
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
+  GradSync grad_sync = GradSync::kAsReady;
   ShardedCollectives sharded_collectives = ShardedCollectives::kPerLayer;  // ZeRO-3 only
   Elementwise elementwise = Elementwise::kFusedKernels;
   // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:

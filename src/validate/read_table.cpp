@@ -135,6 +135,7 @@ struct Software {
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   bool tp_comm_overlap = false;     // TP collectives overlapped with the GEMMs beside them
   bool fp8_weight_cache = false;    // FP8 weights cast once per step (Transformer Engine)
+  spec::GradSync grad_sync = spec::GradSync::kAsReady;
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
   bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
 };
@@ -203,6 +204,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.tp_comm_overlap = true;
     sw.fp8_weight_cache = true;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
+    sw.grad_sync = spec::GradSync::kAligned;  // align_grad_reduce, Megatron-Core's default
   } else if (contains(source, "BLOOM")) {
     // BigScience's Megatron-DeepSpeed of 2022 (train/tr11-176B-ml: README.md and the slurm
     // script): Megatron's unfused attention with its fused softmax kernel, which the run required
@@ -413,6 +415,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.sharded_collectives = sw.sharded_collectives;
   st.elementwise = sw.elementwise;
   st.pipeline_transfers = sw.pipeline_transfers;
+  st.grad_sync = sw.grad_sync;
   st.fused_cross_entropy = sw.fused_cross_entropy;
   st.pp_scatter_gather = sw.pp_scatter_gather;
   st.launch_blocking = sw.launch_blocking;

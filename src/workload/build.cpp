@@ -497,6 +497,13 @@ class StepBuilder {
     if (seconds > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, seconds, name, layer, -1));
   }
 
+  // Every gradient bucket of virtual stage j at once, in the order its backward completes them.
+  void chunk_buckets(int j) {
+    if (j == chunks_ - 1) bucket(head_params(), "dp.grad_bucket", -1);
+    for (int l = first_layer_[j + 1] - 1; l >= first_layer_[j]; --l) bucket(layer_params_, "dp.grad_bucket", l);
+    if (j == 0) bucket(embedding_params(), "dp.grad_bucket", -1);
+  }
+
   void build_stage(int stage) {
     stage_ = stage;
     last_ = prefetch_anchor_ = last_send_ = kNone;
@@ -521,20 +528,39 @@ class StepBuilder {
       }
     }
 
-    // The last backward (ZB-H1: weight gradient) of each chunk completes its gradients.
-    std::vector<std::size_t> last_grad(static_cast<std::size_t>(st_.vp), 0);
+    // The last backward (ZB-H1: weight gradient) of each chunk completes its gradients. Its
+    // buckets start as that pass produces them, or, with aligned sync, all together after the
+    // pass `stage` grad passes later (after the stage's last pass where there is none), so that
+    // every stage starts a chunk's reduction at once; under 1F1B stage 0 streams them
+    // (spec::GradSync).
+    const auto chunks = static_cast<std::size_t>(st_.vp);
     const Pass grad_pass = zero_bubble() ? Pass::kWeightGradient : Pass::kBackward;
+    std::vector<std::size_t> grad_slots;
+    std::vector<std::size_t> last_grad(chunks, 0);
     for (std::size_t i = 0; i < order.size(); ++i) {
-      if (order[i].pass == grad_pass) last_grad[static_cast<std::size_t>(order[i].chunk)] = i;
+      if (order[i].pass != grad_pass) continue;
+      last_grad[static_cast<std::size_t>(order[i].chunk)] = grad_slots.size();
+      grad_slots.push_back(i);
+    }
+    const bool aligned = st_.grad_sync == spec::GradSync::kAligned && st_.pp > 1 && (st_.vp > 1 || stage > 0);
+    std::vector<std::size_t> aligned_launch(chunks, order.size());  // after this slot
+    if (aligned) {
+      for (std::size_t c = 0; c < chunks; ++c) {
+        const std::size_t k = last_grad[c] + static_cast<std::size_t>(stage);
+        aligned_launch[c] = k < grad_slots.size() ? grad_slots[k] : order.size() - 1;
+      }
     }
     for (std::size_t i = 0; i < order.size(); ++i) {
       const Slot& slot = order[i];
       const int j = slot.chunk * st_.pp + stage;
-      const bool last = last_grad[static_cast<std::size_t>(slot.chunk)] == i;
+      const bool streams = !aligned && grad_slots[last_grad[static_cast<std::size_t>(slot.chunk)]] == i;
       switch (slot.pass) {
         case Pass::kForward: forward(j, slot.micro_batch); break;
-        case Pass::kBackward: backward(j, slot.micro_batch, Mode::kBackward, last); break;
-        case Pass::kWeightGradient: backward(j, slot.micro_batch, Mode::kWeightGradient, last); break;
+        case Pass::kBackward: backward(j, slot.micro_batch, Mode::kBackward, streams); break;
+        case Pass::kWeightGradient: backward(j, slot.micro_batch, Mode::kWeightGradient, streams); break;
+      }
+      for (std::size_t c = 0; c < chunks; ++c) {
+        if (aligned_launch[c] == i) chunk_buckets(static_cast<int>(c) * st_.pp + stage);
       }
     }
 

@@ -7,6 +7,7 @@
 
 #include "cost/compute.h"
 #include "spec/presets.h"
+#include "workload/model_size.h"
 #include "workload/operators.h"
 #include "workload/step_costs.h"
 
@@ -186,6 +187,32 @@ TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {
   EXPECT_GT(e.breakdown.tp_comm_s, 0);
   const Estimate one = estimate(scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096));
   EXPECT_EQ(one.breakdown.tp_comm_s, 0);
+}
+
+// Megatron's interleaved schedule finishes a stage's chunks a group of pp micro-batches apart, so
+// each chunk's gradient reduction hides behind the backward of the chunks after it: the more
+// chunks, the less is exposed. Aligned sync (Megatron-Core) starts a chunk's reduction only once
+// its backward has ended, so the last chunk's share is exposed whole.
+TEST(Estimate, InterleavedChunksHideEachOthersGradientReductions) {
+  const auto with = [](int vp, spec::GradSync sync) {
+    spec::Scenario s = scenario("llama2-70b", "dgx-h100", 256, 8, 4, vp, 1, 64, 4096);
+    s.strategy.zero_stage = 1;
+    s.strategy.grad_reduce_dtype = spec::Dtype::kFp32;
+    s.strategy.grad_sync = sync;
+    return spec::complete_and_validate(s);
+  };
+  const auto exposed = [&](int vp, spec::GradSync sync) { return estimate(with(vp, sync)).breakdown.dp_comm_s; };
+  using enum spec::GradSync;
+  EXPECT_LT(exposed(2, kAsReady), exposed(1, kAsReady));
+  EXPECT_LT(exposed(4, kAsReady), exposed(2, kAsReady));
+  EXPECT_EQ(exposed(1, kAligned), exposed(1, kAsReady));  // under 1F1B the first stage streams
+  for (int vp : {2, 4}) {
+    const spec::Scenario s = with(vp, kAligned);
+    const double reduce = workload::dp_reduce_s(
+        s, workload::stage_params_per_gpu(workload::param_counts(s.model), s.model, s.strategy));
+    EXPECT_GT(exposed(vp, kAligned), exposed(vp, kAsReady)) << vp;
+    EXPECT_GE(exposed(vp, kAligned), reduce / vp) << vp;
+  }
 }
 
 }  // namespace

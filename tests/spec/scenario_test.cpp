@@ -368,6 +368,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.pp_scatter_gather = false\n"
             "strategy.pipeline_transfers = host-sync\n"
             "strategy.overlap_dp_comm = true\n"
+            "strategy.grad_sync = ready\n"
             "strategy.sharded_collectives = layer\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");
   EXPECT_NE(text.find("model.name = \"llama-like\"\n"), std::string::npos);

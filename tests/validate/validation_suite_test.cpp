@@ -86,7 +86,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // them, as are the four below. Later that day 0.052, up with BF16 GEMMs priced
        // from OpenXLA's measured H100 grid: large GEMMs run 2-10% faster than the tile
        // model's wave quantisation said, and so do the two H100 sources below.
-       {"Llama3Herd2024_Table4", 0.052},
+       // 2026-11-25: 0.053, up with the closed form's interleaved stages hiding each chunk's
+       // gradient reduction behind the later chunks' backward, as the simulator does (row 3:
+       // -1.0% -> +0.6%).
+       {"Llama3Herd2024_Table4", 0.053},
        // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
        // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
        // overlap in backward, each holding its own SMs; the two torchtitan ones again
@@ -138,9 +141,11 @@ TEST(ValidationSuite, VtrainMultiNodeStaysWithinItsRatchet) {
 TEST(ValidationSuite, MegatronBridgeH100StaysWithinItsRatchet) {
   // 2026-11-22: 0.201 when first added (all six predicted 16-25% too fast). 2026-11-23: 0.128
   // with userbuffers' GEMMs split into a piece per TP rank (11-15% too fast). 2026-11-24: 0.127
-  // with each FP8 cast's two kernels priced as two.
+  // with each FP8 cast's two kernels priced as two. 2026-11-25: 0.147, up with the closed form's
+  // interleaved stages hiding each chunk's gradient reduction and parameter gather behind the
+  // other chunks, as the simulator does (405B rows: 0.64 s -> 0.13 s of exposed DP traffic).
   expect_shipped_within("megatron_bridge_h100.csv", Engine::kAnalytic, 6,
-                        "Megatron-Bridge performance summary (DGX-H100)", 0.128);
+                        "Megatron-Bridge performance summary (DGX-H100)", 0.147);
 }
 
 // The FlashAttention repository's GPT3 training speeds on one 8 x A100 80GB node (Nov 2022).
@@ -204,9 +209,11 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
   // 2026-11-22: 0.209 when first added; 2026-11-23: 0.133 with userbuffers' split GEMMs;
-  // 2026-11-24: 0.132 with each FP8 cast's two kernels priced as two.
+  // 2026-11-24: 0.132 with each FP8 cast's two kernels priced as two. 2026-11-25: 0.137, up with
+  // Megatron-Core's aligned gradient sync: every stage starts a chunk's reduction at once, so
+  // the SMs the reductions hold no longer slow the stages of the drain one after another.
   expect_shipped_within("megatron_bridge_h100.csv", Engine::kSimulation, 6,
-                        "Megatron-Bridge performance summary (DGX-H100)", 0.133);
+                        "Megatron-Bridge performance summary (DGX-H100)", 0.137);
 }
 
 TEST(ValidationSuite, FlashAttentionGpt3ThroughTheSimulatorStaysWithinItsRatchet) {

@@ -26,6 +26,8 @@ struct Shape {
   bool async_tp = false;
   spec::ShardedCollectives sharded = spec::ShardedCollectives::kPerLayer;
   spec::PipelineTransfers transfers = spec::PipelineTransfers::kHostSynchronised;
+  spec::GradSync grad_sync = spec::GradSync::kAsReady;
+  spec::Dtype grad_dtype = spec::Dtype::kBf16;
 };
 
 spec::Scenario scenario(const char* model, const char* cluster, const Shape& x) {
@@ -49,6 +51,8 @@ spec::Scenario scenario(const char* model, const char* cluster, const Shape& x) 
   st.overlap_tp_comm = x.async_tp;
   st.pipeline_transfers = x.transfers;
   st.sharded_collectives = x.sharded;
+  st.grad_sync = x.grad_sync;
+  st.grad_reduce_dtype = x.grad_dtype;
   return spec::complete_and_validate(s);
 }
 
@@ -536,6 +540,63 @@ TEST(Build, OpLevelCheckpointingRecomputesSomeGemmsAndNoAttention) {
   EXPECT_TRUE(recomputed.contains("mlp_activation.recompute"));
   EXPECT_FALSE(recomputed.contains("attention.recompute"));
   EXPECT_FALSE(recomputed.contains("mlp_down.recompute"));
+}
+
+// Llama 2 70B on 4 stages whose FP32 gradient reductions over 8 nodes each take about a fifth of
+// a micro-batch's backward: the chunks of an interleaved stage hide each other's reductions in
+// both engines, and with aligned sync neither lets a chunk's reduction start before its backward
+// has ended.
+Shape interleaved_with_reductions(int vp, spec::GradSync sync) {
+  Shape x{.gpus = 256, .tp = 8, .pp = 4, .vp = vp, .zero = 1, .global_batch = 64, .sp = true};
+  x.schedule = vp > 1 ? spec::Schedule::kInterleaved : spec::Schedule::k1F1B;
+  x.grad_sync = sync;
+  x.grad_dtype = spec::Dtype::kFp32;
+  return x;
+}
+
+TEST(Build, SimulationAgreesWithEstimateOnBucketedReductionsUnderInterleaving) {
+  for (spec::GradSync sync : {spec::GradSync::kAsReady, spec::GradSync::kAligned}) {
+    for (int vp : {2, 4}) {
+      const spec::Scenario s = scenario("llama2-70b", "dgx-h100", interleaved_with_reductions(vp, sync));
+      const double e = analytic::estimate(s).step_time_s;
+      EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::name(sync) << " vp " << vp;
+    }
+  }
+}
+
+// Megatron-Core's align_grad_reduce: a chunk's buckets start together, on stage r r backward
+// passes after the chunk's last, so every stage starts that chunk's reduction at about the same
+// time; reduced as they become ready, later stages start theirs a pass or more earlier.
+TEST(Build, AlignedGradientSyncStartsEachChunksReductionAtOnceOnEveryStage) {
+  const auto ready_times = [](spec::GradSync sync) {
+    const spec::Scenario s = scenario("llama2-70b", "dgx-h100", interleaved_with_reductions(2, sync));
+    const analysis::Simulation sim = analysis::simulate(s);
+    std::vector<std::vector<std::int64_t>> ready(4);  // per stage: when chunk 1's buckets may start
+    const int chunk_layers = 80 / 8;
+    for (graph::TaskId id = 0; id < sim.graph.size(); ++id) {
+      const graph::Task& t = sim.graph.task(id);
+      const int stage = static_cast<int>(t.rank);
+      if (sim.graph.name(id) != "dp.grad_bucket" || t.layer / chunk_layers != 4 + stage) continue;
+      std::int64_t at = 0;
+      for (graph::TaskId p : sim.graph.predecessors(id)) at = std::max(at, sim.timeline.spans[p].end_ns);
+      ready[static_cast<std::size_t>(stage)].push_back(at);
+    }
+    return ready;
+  };
+  const auto spread = [](const std::vector<std::vector<std::int64_t>>& ready) {
+    std::int64_t lo = INT64_MAX, hi = 0;
+    for (const auto& stage : ready) {
+      lo = std::min(lo, stage.front());
+      hi = std::max(hi, stage.front());
+    }
+    return hi - lo;
+  };
+  const auto aligned = ready_times(spec::GradSync::kAligned);
+  for (const auto& stage : aligned) {
+    ASSERT_EQ(stage.size(), 10u);
+    EXPECT_EQ(*std::min_element(stage.begin(), stage.end()), *std::max_element(stage.begin(), stage.end()));
+  }
+  EXPECT_LT(2 * spread(aligned), spread(ready_times(spec::GradSync::kAsReady)));
 }
 
 TEST(Build, EveryScheduleSimulatesWithoutDeadlockForAnyMicroBatchCount) {
