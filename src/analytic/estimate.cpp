@@ -370,8 +370,9 @@ Estimate estimate(const spec::Scenario& s) {
     }
     return worst;
   };
-  const double dp = exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown, !aligned) +
-                    exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown, true);
+  const double dp =
+      exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown, !aligned) +
+      exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown, true);
   const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;

@@ -91,11 +91,13 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "(Transformer Engine under Megatron); without it every micro-batch casts it (torchao)");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
-  cmd.add_option("--grad-sync", o.grad_sync,
-                 "When a pipeline stage starts reducing gradient buckets: ready (each as the last "
-                 "backward completes it: PyTorch DDP, DeepSpeed) or aligned (Megatron-Core: a model "
-                 "chunk's buckets together, every stage at once)")
-      ->check(CLI::IsMember({"ready", "aligned"}))->capture_default_str();
+  cmd.add_option(
+         "--grad-sync", o.grad_sync,
+         "When a pipeline stage starts reducing gradient buckets: ready (each as the last "
+         "backward completes it: PyTorch DDP, DeepSpeed) or aligned (Megatron-Core: a model "
+         "chunk's buckets together, every stage at once)")
+      ->check(CLI::IsMember({"ready", "aligned"}))
+      ->capture_default_str();
   cmd.add_option("--zero3-collectives", o.sharded_collectives,
                  "How ZeRO-3 moves each layer: layer (one prefetched all-gather and reduce-scatter per "
                  "layer: PyTorch FSDP, DeepSpeed since mid-2021) or tensor-blocking (one blocking "

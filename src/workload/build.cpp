@@ -500,7 +500,8 @@ class StepBuilder {
   // Every gradient bucket of virtual stage j at once, in the order its backward completes them.
   void chunk_buckets(int j) {
     if (j == chunks_ - 1) bucket(head_params(), "dp.grad_bucket", -1);
-    for (int l = first_layer_[j + 1] - 1; l >= first_layer_[j]; --l) bucket(layer_params_, "dp.grad_bucket", l);
+    for (int l = first_layer_[j + 1] - 1; l >= first_layer_[j]; --l)
+      bucket(layer_params_, "dp.grad_bucket", l);
     if (j == 0) bucket(embedding_params(), "dp.grad_bucket", -1);
   }
 
@@ -542,7 +543,8 @@ class StepBuilder {
       last_grad[static_cast<std::size_t>(order[i].chunk)] = grad_slots.size();
       grad_slots.push_back(i);
     }
-    const bool aligned = st_.grad_sync == spec::GradSync::kAligned && st_.pp > 1 && (st_.vp > 1 || stage > 0);
+    const bool aligned =
+        st_.grad_sync == spec::GradSync::kAligned && st_.pp > 1 && (st_.vp > 1 || stage > 0);
     std::vector<std::size_t> aligned_launch(chunks, order.size());  // after this slot
     if (aligned) {
       for (std::size_t c = 0; c < chunks; ++c) {
@@ -553,11 +555,16 @@ class StepBuilder {
     for (std::size_t i = 0; i < order.size(); ++i) {
       const Slot& slot = order[i];
       const int j = slot.chunk * st_.pp + stage;
-      const bool streams = !aligned && grad_slots[last_grad[static_cast<std::size_t>(slot.chunk)]] == i;
+      const bool streams =
+          !aligned && grad_slots[last_grad[static_cast<std::size_t>(slot.chunk)]] == i;
       switch (slot.pass) {
         case Pass::kForward: forward(j, slot.micro_batch); break;
-        case Pass::kBackward: backward(j, slot.micro_batch, Mode::kBackward, streams); break;
-        case Pass::kWeightGradient: backward(j, slot.micro_batch, Mode::kWeightGradient, streams); break;
+        case Pass::kBackward:
+          backward(j, slot.micro_batch, Mode::kBackward, streams);
+          break;
+        case Pass::kWeightGradient:
+          backward(j, slot.micro_batch, Mode::kWeightGradient, streams);
+          break;
       }
       for (std::size_t c = 0; c < chunks; ++c) {
         if (aligned_launch[c] == i) chunk_buckets(static_cast<int>(c) * st_.pp + stage);

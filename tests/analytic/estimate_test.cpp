@@ -201,7 +201,9 @@ TEST(Estimate, InterleavedChunksHideEachOthersGradientReductions) {
     s.strategy.grad_sync = sync;
     return spec::complete_and_validate(s);
   };
-  const auto exposed = [&](int vp, spec::GradSync sync) { return estimate(with(vp, sync)).breakdown.dp_comm_s; };
+  const auto exposed = [&](int vp, spec::GradSync sync) {
+    return estimate(with(vp, sync)).breakdown.dp_comm_s;
+  };
   using enum spec::GradSync;
   EXPECT_LT(exposed(2, kAsReady), exposed(1, kAsReady));
   EXPECT_LT(exposed(4, kAsReady), exposed(2, kAsReady));

@@ -557,7 +557,8 @@ Shape interleaved_with_reductions(int vp, spec::GradSync sync) {
 TEST(Build, SimulationAgreesWithEstimateOnBucketedReductionsUnderInterleaving) {
   for (spec::GradSync sync : {spec::GradSync::kAsReady, spec::GradSync::kAligned}) {
     for (int vp : {2, 4}) {
-      const spec::Scenario s = scenario("llama2-70b", "dgx-h100", interleaved_with_reductions(vp, sync));
+      const spec::Scenario s =
+          scenario("llama2-70b", "dgx-h100", interleaved_with_reductions(vp, sync));
       const double e = analytic::estimate(s).step_time_s;
       EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::name(sync) << " vp " << vp;
     }
@@ -569,7 +570,8 @@ TEST(Build, SimulationAgreesWithEstimateOnBucketedReductionsUnderInterleaving) {
 // time; reduced as they become ready, later stages start theirs a pass or more earlier.
 TEST(Build, AlignedGradientSyncStartsEachChunksReductionAtOnceOnEveryStage) {
   const auto ready_times = [](spec::GradSync sync) {
-    const spec::Scenario s = scenario("llama2-70b", "dgx-h100", interleaved_with_reductions(2, sync));
+    const spec::Scenario s =
+        scenario("llama2-70b", "dgx-h100", interleaved_with_reductions(2, sync));
     const analysis::Simulation sim = analysis::simulate(s);
     std::vector<std::vector<std::int64_t>> ready(4);  // per stage: when chunk 1's buckets may start
     const int chunk_layers = 80 / 8;
@@ -578,7 +580,8 @@ TEST(Build, AlignedGradientSyncStartsEachChunksReductionAtOnceOnEveryStage) {
       const int stage = static_cast<int>(t.rank);
       if (sim.graph.name(id) != "dp.grad_bucket" || t.layer / chunk_layers != 4 + stage) continue;
       std::int64_t at = 0;
-      for (graph::TaskId p : sim.graph.predecessors(id)) at = std::max(at, sim.timeline.spans[p].end_ns);
+      for (graph::TaskId p : sim.graph.predecessors(id))
+        at = std::max(at, sim.timeline.spans[p].end_ns);
       ready[static_cast<std::size_t>(stage)].push_back(at);
     }
     return ready;
@@ -594,7 +597,8 @@ TEST(Build, AlignedGradientSyncStartsEachChunksReductionAtOnceOnEveryStage) {
   const auto aligned = ready_times(spec::GradSync::kAligned);
   for (const auto& stage : aligned) {
     ASSERT_EQ(stage.size(), 10u);
-    EXPECT_EQ(*std::min_element(stage.begin(), stage.end()), *std::max_element(stage.begin(), stage.end()));
+    EXPECT_EQ(*std::min_element(stage.begin(), stage.end()),
+              *std::max_element(stage.begin(), stage.end()));
   }
   EXPECT_LT(2 * spread(aligned), spread(ready_times(spec::GradSync::kAsReady)));
 }
