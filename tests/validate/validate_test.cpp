@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analytic/estimate.h"
 #include "core/error.h"
 #include "report/report.h"
 #include "spec/presets.h"
@@ -210,6 +211,24 @@ TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
   EXPECT_EQ(st.pipeline_transfers, spec::PipelineTransfers::kAsynchronous);
   EXPECT_EQ(st.schedule, spec::Schedule::kInterleaved);
   EXPECT_EQ(st.recompute, spec::Recompute::kNone);
+  EXPECT_TRUE(st.fp8_weight_cache);
+  EXPECT_EQ(st.grad_sync, spec::GradSync::kAligned);
+}
+
+TEST(ReadTable, ABf16MegatronBridgeRowIsPredictedWithoutTheFp8WeightCache) {
+  // The same row relabelled BF16: Transformer Engine's weight cache exists only for FP8 weights,
+  // so the row must not ask for it (an FP8 weight cache without FP8 GEMMs is an input error).
+  const std::string row =
+      "Megatron-Bridge performance summary (DGX-H100),Llama 3 70B "
+      "[BF16],70,80,8192,28672,64,8,128256,"
+      "8192,H100 SXM 80GB (DGX-H100),dgx-h100,64,4,8,2,1,1,5,128,1,none,yes,,,103616,,yes,\n";
+  const std::vector<Case> cases = read_table("m.csv", std::string(kPublishedHeader) + row, {});
+  ASSERT_EQ(cases.size(), 1u);
+  ASSERT_EQ(cases[0].reason, "");
+  const spec::Strategy& st = cases[0].scenario.strategy;
+  EXPECT_EQ(st.dtype, spec::Dtype::kBf16);
+  EXPECT_FALSE(st.fp8_weight_cache);
+  EXPECT_GT(analytic::estimate(spec::complete_and_validate(cases[0].scenario)).tokens_per_s, 0);
 }
 
 TEST(ReadTable, TheBloomRowRunsBigSciencesTrainingSetUp) {
