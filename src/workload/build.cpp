@@ -426,12 +426,13 @@ class StepBuilder {
   }
 
   // The backward of one chunk and micro-batch (mode kBackward), or under ZB-H1 its deferred
-  // weight gradient (kWeightGradient). Whichever pass finishes the weights of a chunk's last
-  // micro-batch launches its gradient buckets and frees its activations.
-  void backward(int model_chunk, int mb, Mode mode, bool last_of_chunk) {
+  // weight gradient (kWeightGradient). Whichever pass finishes the weights frees the chunk's
+  // activations; with `streams_buckets` (the chunk's last such pass, gradients synced as ready)
+  // it also launches each layer's gradient bucket as the layer's pass ends.
+  void backward(int model_chunk, int mb, Mode mode, bool streams_buckets) {
     const bool input_pass = mode == Mode::kBackward;
     const bool weights_done = !input_pass || !zero_bubble();
-    const bool buckets = last_of_chunk && weights_done;
+    const bool buckets = streams_buckets && weights_done;
     if (input_pass && model_chunk < chunks_ - 1) receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
