@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace stepcast::core {
 namespace {
@@ -28,6 +29,7 @@ int CsvTable::column(std::string_view name) const {
 }
 
 CsvTable read_csv(std::string_view source, std::string_view text) {
+  require_utf8(source, text);
   // Spreadsheets saving "CSV UTF-8" (Excel among them) start the file with a byte-order mark.
   constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
   if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());

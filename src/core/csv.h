@@ -26,8 +26,8 @@ struct CsvTable {
   int column(std::string_view name) const;
 };
 
-/// Parses `text`. Throws Error(kInvalidInput) naming source:line for an unterminated quote or a
-/// record whose cell count differs from the header's.
+/// Parses `text`. Throws Error(kInvalidInput) naming source:line for text that is not UTF-8, an
+/// unterminated quote or a record whose cell count differs from the header's.
 CsvTable read_csv(std::string_view source, std::string_view text);
 
 /// The whole file; throws Error(kIo) naming the path when it cannot be read.

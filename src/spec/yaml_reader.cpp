@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/spellcheck.h"
 #include "core/units.h"
+#include "core/utf8.h"
 #include "spec/presets.h"
 
 namespace stepcast::spec {
@@ -255,6 +256,7 @@ class MapReader {
 // the mark yaml-cpp gives, so that no foreign exception leaves this file.
 template <typename Read>
 auto read_document(std::string_view source_name, std::string_view text, Read read) {
+  core::require_utf8(source_name, text);
   const Source src(source_name, text);
   try {
     const YAML::Node root = YAML::Load(std::string(text));

@@ -42,5 +42,14 @@ TEST(Csv, RejectsUnterminatedQuote) {
   }
 }
 
+TEST(Csv, RejectsACellSavedInLatin1NamingLineAndColumn) {
+  try {
+    read_csv("t.csv", "model,tp\nGPT caf\xE9,2\n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "t.csv:2:8: byte 0xE9 is not UTF-8 text\n  GPT caf\xE9,2\n         ^");
+  }
+}
+
 }  // namespace
 }  // namespace stepcast::core

@@ -472,6 +472,12 @@ TEST(YamlReader, ErrorMessages) {
        "  ^"},
       {"an empty document", [] { read_gpu_yaml("g.yaml", "# nothing\n"); },
        "g.yaml: the document is empty; expected a map of keys"},
+      {"a name saved in Latin-1, which JSON output could not carry",
+       [] { read_model_yaml("m.yaml", edit(kModel, "name: tiny", "name: t\xEDny")); },
+       "m.yaml:1:8: byte 0xED is not UTF-8 text\n"
+       "  name: t\xEDny\n"
+       "         ^\n"
+       "hint: save the file as UTF-8 (iconv -f latin1 -t utf-8 FILE, or the encoding it is in)"},
   };
   for (const ErrorCase& c : cases) EXPECT_EQ(error_of(c.read), c.expected) << c.what;
 }

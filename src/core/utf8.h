@@ -1,0 +1,17 @@
+// UTF-8 checks for text inputs. YAML (spec 1.2 §5.2) and our CSV tables are UTF-8; a file in
+// another encoding (Latin-1 from a spreadsheet, say) would otherwise carry its bytes into names
+// that JSON output cannot encode.
+//
+//   core::require_utf8("runs.csv", text);  // throws Error at runs.csv:LINE:COLUMN
+#pragma once
+
+#include <string_view>
+
+namespace stepcast::core {
+
+/// Throws Error(kInvalidInput) at source:line:column of the first byte that does not begin or
+/// continue a well-formed UTF-8 character (no overlong forms, surrogates or code points past
+/// U+10FFFF), quoting the offending line.
+void require_utf8(std::string_view source, std::string_view text);
+
+}  // namespace stepcast::core
