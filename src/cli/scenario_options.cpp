@@ -119,6 +119,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "its input to arrive (DeepSpeed's throughput timer). Changes simulate only: the closed form "
       "already prices each pass of a layer on its own");
   cmd.add_flag(
+      "--deferred-sends", st.deferred_sends,
+      "DeepSpeed's pipeline engine: each pass's output goes out at the stage's next step, beside "
+      "that step's receive, over one NCCL stream per neighbouring stage (1f1b only). Changes "
+      "simulate only");
+  cmd.add_flag(
       "--launch-blocking", st.launch_blocking,
       "Each launch waits for its kernel to finish (CUDA_LAUNCH_BLOCKING=1), so host and GPU "
       "take turns: every kernel costs its host time plus its GPU time");

@@ -192,6 +192,10 @@ class Checker {
       }
       st_.schedule = Schedule::kInterleaved;
     }
+    if (st_.deferred_sends && st_.schedule != Schedule::k1F1B) {
+      problem("deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule is " +
+              std::string(name(st_.schedule)) + "; use --schedule 1f1b with vp 1");
+    }
     if (st_.schedule != Schedule::kInterleaved) return;
     if (st_.pp == 1) {
       problem("the interleaved schedule needs pp > 1, but pp is 1; use pp >= 2, or vp 1");
@@ -488,6 +492,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);
   d.field("strategy.host_reads_loss", st.host_reads_loss);
   d.field("strategy.host_syncs_each_forward", st.host_syncs_each_forward);
+  d.field("strategy.deferred_sends", st.deferred_sends);
   d.field("strategy.launch_blocking", st.launch_blocking);
   d.field("strategy.pp_scatter_gather", st.pp_scatter_gather);
   d.field("strategy.pipeline_transfers", name(st.pipeline_transfers));

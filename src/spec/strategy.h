@@ -109,6 +109,13 @@ struct Strategy {
   // PipelineEngine._exec_forward_pass, and from DeepSpeedEngine.forward when it was given no
   // training data, as Megatron-DeepSpeed gives it none).
   bool host_syncs_each_forward = false;
+  // DeepSpeed's PipelineEngine (TrainSchedule, 1F1B only): a pass's output goes out at the stage's
+  // next step beside that step's receive, SendGrad before RecvActivation ahead of a forward and
+  // RecvGrad before SendActivation ahead of a backward, and each neighbouring stage is one NCCL
+  // stream (torch.distributed's send and recv between two ranks share a communicator), so its
+  // sends and receives run in that order. false: each pass sends its output as it ends, over
+  // streams of their own (Megatron's batched exchanges, PyTorch's pipelining).
+  bool deferred_sends = false;
   // Every launch returns only once its kernel (or collective) has finished, so the host and the
   // GPU take turns instead of overlapping: CUDA_LAUNCH_BLOCKING=1, which BigScience's BLOOM-176B
   // training ran with to avoid hangs (tr11-176B-ml.slurm).

@@ -499,6 +499,9 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   // tensors with torch.distributed's send and recv, which the compute stream waits for while
   // the host runs on.
   st.pp_scatter_gather = true;
+  // Its TrainSchedule sends each output at the stage's next step, in the send-before-receive
+  // order of DeepSpeed since 2023 (the fix of DeepSpeed issue #2800), which these runs postdate.
+  st.deferred_sends = true;
   st.pipeline_transfers = st.tp > 1 ? spec::PipelineTransfers::kHostSynchronised
                                     : spec::PipelineTransfers::kStreamOrdered;
   return c;

@@ -327,14 +327,23 @@ class StepBuilder {
 
   bool zero_bubble() const { return st_.schedule == spec::Schedule::kZeroBubbleH1; }
 
+  // The stream of a transfer with the next stage (or the previous one). With deferred sends both
+  // directions share one, as torch.distributed's send and recv between two ranks share their
+  // communicator's NCCL stream.
+  std::uint16_t p2p_stream(bool with_next, bool sending) const {
+    if (st_.deferred_sends) return with_next ? kSendNextStream : kRecvPrevStream;
+    if (with_next) return sending ? kSendNextStream : kRecvNextStream;
+    return sending ? kSendPrevStream : kRecvPrevStream;
+  }
+
   std::size_t transfer_index(bool backward, int model_chunk, int mb) const {
     return (static_cast<std::size_t>(backward) * chunks_ + model_chunk) * micro_batches_ + mb;
   }
 
   // Posts the receive of a chunk's input (or of its output's gradient) and returns it.
   TaskId receive(bool backward, int model_chunk, int mb) {
-    const TaskId id = add(TaskKind::kRecv, backward ? kRecvNextStream : kRecvPrevStream, Category::kPipeline,
-                          0, backward ? "pp.recv_grad" : "pp.recv", -1, mb);
+    const TaskId id = add(TaskKind::kRecv, p2p_stream(backward, false), Category::kPipeline, 0,
+                          backward ? "pp.recv_grad" : "pp.recv", -1, mb);
     // GPipe and 1F1B post a receive where the schedule calls it (Megatron's and DeepSpeed's
     // blocking send/recv calls), so a send waits for its receiver to get there; interleaved and
     // ZB-H1 post receives ahead, as their frameworks issue them early for the next chunk.
@@ -382,8 +391,8 @@ class StepBuilder {
   }
 
   void send(bool backward, int to_chunk, int mb) {
-    const TaskId id = add(TaskKind::kSend, backward ? kSendPrevStream : kSendNextStream, Category::kPipeline,
-                          0, backward ? "pp.send_grad" : "pp.send", -1, mb);
+    const TaskId id = add(TaskKind::kSend, p2p_stream(!backward, true), Category::kPipeline, 0,
+                          backward ? "pp.send_grad" : "pp.send", -1, mb);
     g_.add_edge(last_, id);
     // Megatron and PyTorch's pipelining wait for a send before the next kernel (batch_isend_irecv,
     // then wait), so the transfer blocks the sender; asynchronous sends overlap the kernels after
@@ -404,12 +413,44 @@ class StepBuilder {
 
   void allocate(double bytes) { g_.mutable_task(last_).memory_delta += bytes; }
 
-  void forward(int model_chunk, int mb) {
-    // The stages that load the micro-batch (tokens on the first, labels on the last) wait for the
-    // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy
-    // from pageable host memory synchronises the stream.
+  // The stages that load the micro-batch (tokens on the first, labels on the last) wait for the
+  // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy from
+  // pageable host memory synchronises the stream.
+  void load_micro_batch(int model_chunk) {
     if (model_chunk == 0 || model_chunk == chunks_ - 1) host_waits_for(last_);
-    const TaskId input = model_chunk > 0 ? receive(false, model_chunk, mb) : kNone;
+  }
+
+  // A pass's output goes to the neighbouring stage now, or with deferred sends at the next step.
+  void send_output(bool backward, int to_chunk, int mb) {
+    if (st_.deferred_sends) {
+      deferred_ = {backward, to_chunk, mb};
+    } else {
+      send(backward, to_chunk, mb);
+    }
+  }
+
+  // The exchange DeepSpeed's TrainSchedule issues ahead of a step's pass: SendGrad of the previous
+  // step, then RecvActivation and LoadMicroBatch, ahead of a forward; RecvGrad, then SendActivation
+  // of the previous step, ahead of a backward. Pipelines of one chunk per stage only.
+  void deepspeed_exchange(const DeepSpeedStep& step) {
+    const int j = stage_;
+    const bool runs = step.micro_batch >= 0;
+    posted_input_ = kNone;
+    if (!step.forward && runs && j < chunks_ - 1) receive(true, j, step.micro_batch);
+    if (deferred_.micro_batch >= 0) send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
+    deferred_ = {};
+    if (step.forward && runs) {
+      if (j > 0) posted_input_ = receive(false, j, step.micro_batch);
+      load_micro_batch(j);
+    }
+  }
+
+  void forward(int model_chunk, int mb) {
+    TaskId input = posted_input_;
+    if (!st_.deferred_sends) {
+      load_micro_batch(model_chunk);
+      input = model_chunk > 0 ? receive(false, model_chunk, mb) : kNone;
+    }
     if (st_.host_syncs_each_forward) synchronise_device(input);
     if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
@@ -422,7 +463,7 @@ class StepBuilder {
     }
     if (model_chunk == chunks_ - 1) edge_ops(head_, Mode::kForward, mb);
     allocate(chunk_activation_bytes(model_chunk));
-    if (model_chunk < chunks_ - 1) send(false, model_chunk + 1, mb);
+    if (model_chunk < chunks_ - 1) send_output(false, model_chunk + 1, mb);
   }
 
   // The backward of one chunk and micro-batch (mode kBackward), or under ZB-H1 its deferred
@@ -433,7 +474,7 @@ class StepBuilder {
     const bool input_pass = mode == Mode::kBackward;
     const bool weights_done = !input_pass || !zero_bubble();
     const bool buckets = streams_buckets && weights_done;
-    if (input_pass && model_chunk < chunks_ - 1) receive(true, model_chunk, mb);
+    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends) receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
       edge_ops(head_, mode, mb);
@@ -448,7 +489,7 @@ class StepBuilder {
       if (buckets) bucket(embedding_params(), "dp.grad_bucket", -1);
     }
     if (weights_done) allocate(-chunk_activation_bytes(model_chunk));
-    if (input_pass && model_chunk > 0) send(true, model_chunk - 1, mb);
+    if (input_pass && model_chunk > 0) send_output(true, model_chunk - 1, mb);
   }
 
   // ---- data parallelism and the optimizer -----------------------------------------------------
@@ -508,7 +549,8 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
-    last_ = prefetch_anchor_ = last_send_ = kNone;
+    last_ = prefetch_anchor_ = last_send_ = posted_input_ = kNone;
+    deferred_ = {};
     host_waits_.clear();
     pending_.clear();
     after_next_.clear();
@@ -553,7 +595,7 @@ class StepBuilder {
         aligned_launch[c] = k < grad_slots.size() ? grad_slots[k] : order.size() - 1;
       }
     }
-    for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto run_slot = [&](std::size_t i) {
       const Slot& slot = order[i];
       const int j = slot.chunk * st_.pp + stage;
       const bool streams =
@@ -570,6 +612,15 @@ class StepBuilder {
       for (std::size_t c = 0; c < chunks; ++c) {
         if (aligned_launch[c] == i) chunk_buckets(static_cast<int>(c) * st_.pp + stage);
       }
+    };
+    if (st_.deferred_sends) {
+      std::size_t i = 0;
+      for (const DeepSpeedStep& step : deepspeed_train_steps(st_.pp, micro_batches_, stage)) {
+        deepspeed_exchange(step);
+        if (step.micro_batch >= 0) run_slot(i++);
+      }
+    } else {
+      for (std::size_t i = 0; i < order.size(); ++i) run_slot(i);
     }
 
     const double params = stage_params(stage);
@@ -624,6 +675,10 @@ class StepBuilder {
     constexpr const char* kStreams[] = {"compute",   "overlap",   "gradients", "prefetch", "send next",
                                         "recv prev", "send prev", "recv next", "host"};
     for (std::uint16_t i = 0; i < std::size(kStreams); ++i) g_.name_stream(i, kStreams[i]);
+    if (st_.deferred_sends) {
+      g_.name_stream(p2p_stream(true, true), "p2p next");
+      g_.name_stream(p2p_stream(false, true), "p2p prev");
+    }
   }
 
   const spec::Scenario& s_;
@@ -650,6 +705,12 @@ class StepBuilder {
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
   double total_ns_ = 0;             // of every task so far
   TaskId last_send_ = kNone;        // the latest pipeline send, for the next synchronisation
+  TaskId posted_input_ = kNone;     // deferred sends: the receive of the next forward's input
+  struct DeferredSend {
+    bool backward = false;
+    int to_chunk = 0;
+    int micro_batch = -1;  // -1: none
+  } deferred_;              // deferred sends: the last pass's output, not sent yet
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these

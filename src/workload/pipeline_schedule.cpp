@@ -80,6 +80,23 @@ std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, i
   return forwards;
 }
 
+std::vector<DeepSpeedStep> deepspeed_train_steps(int stages, int micro_batches, int stage) {
+  STEPCAST_ASSERT(stages >= 1 && stage >= 0 && stage < stages && micro_batches >= 1,
+                  "deepspeed_train_steps needs 0 <= stage < stages and positive micro-batches");
+  const int total = 2 * (micro_batches + stages - 1);
+  std::vector<DeepSpeedStep> steps(static_cast<std::size_t>(total));
+  for (int t = 0; t < total; ++t) {
+    DeepSpeedStep& step = steps[static_cast<std::size_t>(t)];
+    step.forward = t % 2 == stage % 2;
+    // The even- and odd-step forward and backward ids of TrainSchedule, in one expression each.
+    const int mb = step.forward ? t / 2 - stage / 2
+                   : t % 2 == 0 ? t / 2 - stages + (stage + 1) / 2
+                                : (t - 1) / 2 - stages + 1 + stage / 2;
+    if (mb >= 0 && mb < micro_batches) step.micro_batch = mb;
+  }
+  return steps;
+}
+
 int chunk_layer_count(int layers, int chunks, int chunk) {
   STEPCAST_ASSERT(chunks >= 1 && layers >= chunks && chunk >= 0 && chunk < chunks,
                   "chunk_layer_count needs 1 <= chunks <= layers and a chunk in range");

@@ -37,6 +37,19 @@ struct Slot {
 /// unless interleaved), micro_batches >= 1.
 std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage);
 
+/// One step of DeepSpeed's PipelineEngine under its TrainSchedule: stages alternate forward and
+/// backward steps (stage s runs forwards on the steps of its own parity), 2 (m + p - 1) of them,
+/// and a step whose micro-batch is out of range only carries the previous step's send.
+struct DeepSpeedStep {
+  bool forward = true;
+  int micro_batch = -1;  // -1: an idle step
+};
+
+/// The steps of stage `stage`, by the formulas of deepspeed/runtime/pipe/schedule.py
+/// (TrainSchedule._step_to_micro_batch). Its passes come in stage_order's 1F1B order.
+/// REQUIRES: 0 <= stage < stages, micro_batches >= 1.
+std::vector<DeepSpeedStep> deepspeed_train_steps(int stages, int micro_batches, int stage);
+
 /// Layers of model chunk `chunk` (0..chunks-1; chunk j runs on stage j % pp) when `layers` are
 /// split over `chunks`: an even share, the spare layers going to the middle chunks first, then to
 /// the first and the last, which carry the embedding and the output head (Llama 3's 126 layers on

@@ -294,6 +294,14 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "vp 2 needs the interleaved schedule, but the schedule is gpipe; use vp 1 with "
                   "gpipe"},
+        Violation{"DeferredSendsUnderInterleaving", false,
+                  [](Scenario& s) {
+                    s.strategy.pp = 2;
+                    s.strategy.vp = 2;
+                    s.strategy.deferred_sends = true;
+                  },
+                  "deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule "
+                  "is interleaved; use --schedule 1f1b with vp 1"},
         Violation{"InterleavedWithoutPipeline", false,
                   [](Scenario& s) {
                     s.strategy.pp = 1;
@@ -364,6 +372,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.host_dispatch_s = 4.24e-05\n"
             "strategy.host_reads_loss = false\n"
             "strategy.host_syncs_each_forward = false\n"
+            "strategy.deferred_sends = false\n"
             "strategy.launch_blocking = false\n"
             "strategy.pp_scatter_gather = false\n"
             "strategy.pipeline_transfers = host-sync\n"

@@ -204,7 +204,8 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   // Later still, up: 0.099 with full-duplex links; 0.107 with DeepSpeed's pipeline engine as it
   // runs (with TP 1 its host no longer waits at each pipeline receive, and runs ahead). Then
   // 0.105 with the host synchronising before each forward (DeepSpeed's throughput timer).
-  EXPECT_LE(r.overall.mape, 0.105);
+  // 2026-11-26: 0.1042 with DeepSpeed's deferred sends.
+  EXPECT_LE(r.overall.mape, 0.1045);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
@@ -231,8 +232,9 @@ TEST(ValidationSuite, Bloom176bThroughTheSimulatorStaysWithinItsRatchet) {
 TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {
   const Report r = validate_vtrain_multi_node(Engine::kSimulation);
   EXPECT_EQ(r.overall.rows, 109);
-  // 2026-11-22: 0.128 when first added.
-  expect_ratchet(r, {{"vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)", 0.128}});
+  // 2026-11-22: 0.128 when first added. 2026-11-26: 0.1227 with DeepSpeed's deferred sends, each
+  // output sent at the stage's next step over one NCCL stream per neighbour.
+  expect_ratchet(r, {{"vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)", 0.123}});
 }
 
 }  // namespace

@@ -616,5 +616,52 @@ TEST(Build, EveryScheduleSimulatesWithoutDeadlockForAnyMicroBatchCount) {
   }
 }
 
+// The transfers of `stage` on `stream`, in stream order, as "send 0" (activation of micro-batch
+// 0), "recv_grad 1" and so on.
+std::string transfers_on(const graph::ExecGraph& g, int stage, std::uint16_t stream) {
+  std::string out;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& t = g.task(id);
+    if (t.rank != static_cast<std::uint32_t>(stage) || t.stream != stream) continue;
+    if (!out.empty()) out += ", ";
+    out += g.name(id).substr(3);  // without "pp."
+    out += ' ';
+    out += std::to_string(t.micro_batch);
+  }
+  return out;
+}
+
+TEST(Build, DeferredSendsFollowDeepSpeedsTrainScheduleOverOneStreamPerNeighbour) {
+  // Stage 1 of 4 with 3 micro-batches runs the steps "- F0 - F1 - F2 B0 - B1 - B2 -"
+  // (PipelineSchedule test). Each output goes out at the next step: on an idle step alone, ahead
+  // of a backward after its RecvGrad (step 6: RecvGrad 0, then SendActivation 2).
+  Shape x{.gpus = 4, .tp = 1, .pp = 4, .global_batch = 3, .seq = 512};
+  x.transfers = spec::PipelineTransfers::kStreamOrdered;
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
+  s.strategy.deferred_sends = true;
+  const graph::ExecGraph g = build(spec::complete_and_validate(s));
+  EXPECT_EQ(transfers_on(g, 1, kSendNextStream), "send 0, send 1, recv_grad 0, send 2, recv_grad 1, recv_grad 2");
+  EXPECT_EQ(transfers_on(g, 1, kRecvPrevStream), "recv 0, recv 1, recv 2, send_grad 0, send_grad 1, send_grad 2");
+  EXPECT_EQ(transfers_on(g, 1, kSendPrevStream), "");
+  EXPECT_EQ(transfers_on(g, 1, kRecvNextStream), "");
+  EXPECT_EQ(g.stream_name(kSendNextStream), "p2p next");
+}
+
+TEST(Build, DeferredSendsSimulateWithoutDeadlockForAnyDepthAndMicroBatchCount) {
+  for (spec::PipelineTransfers transfers :
+       {spec::PipelineTransfers::kStreamOrdered, spec::PipelineTransfers::kHostSynchronised}) {
+    for (int pp : {2, 3, 4, 8}) {
+      for (int m : {1, 2, 3, 5, 9}) {
+        Shape x{.gpus = pp, .tp = 1, .pp = pp, .global_batch = m, .seq = 256};
+        x.transfers = transfers;
+        spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
+        s.strategy.deferred_sends = true;
+        s.strategy.host_syncs_each_forward = true;
+        EXPECT_GT(simulated(spec::complete_and_validate(s)), 0) << "pp " << pp << " m " << m;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stepcast::workload

@@ -36,6 +36,39 @@ TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternatesThenDrains) {
             "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
 }
 
+TEST(PipelineSchedule, DeepSpeedStepsAlternateDirectionAndRunTheOneFOneBOrder) {
+  // Stage 1 of 4 with 3 micro-batches, step by step (idle steps as "-"), from TrainSchedule's
+  // formulas worked by hand: forwards on odd steps, backwards on even ones.
+  std::string stage1;
+  for (const DeepSpeedStep& step : deepspeed_train_steps(4, 3, 1)) {
+    if (step.micro_batch < 0) {
+      stage1 += "- ";
+      continue;
+    }
+    stage1 += step.forward ? 'F' : 'B';
+    stage1 += std::to_string(step.micro_batch);
+    stage1 += ' ';
+  }
+  EXPECT_EQ(stage1, "- F0 - F1 - F2 B0 - B1 - B2 - ");
+  for (int p = 1; p <= 8; ++p) {
+    for (int m = 1; m <= 12; ++m) {
+      for (int stage = 0; stage < p; ++stage) {
+        const std::vector<DeepSpeedStep> steps = deepspeed_train_steps(p, m, stage);
+        ASSERT_EQ(steps.size(), static_cast<std::size_t>(2 * (m + p - 1)));
+        std::vector<Slot> passes;
+        for (std::size_t t = 0; t < steps.size(); ++t) {
+          EXPECT_EQ(steps[t].forward, t % 2 == static_cast<std::size_t>(stage % 2));
+          if (steps[t].micro_batch >= 0) {
+            passes.push_back({steps[t].forward ? Pass::kForward : Pass::kBackward, 0, steps[t].micro_batch});
+          }
+        }
+        EXPECT_EQ(text(passes), text(stage_order(Schedule::k1F1B, p, 1, m, stage)))
+            << "p " << p << " m " << m << " stage " << stage;
+      }
+    }
+  }
+}
+
 TEST(PipelineSchedule, GpipeRunsEveryForwardBeforeAnyBackward) {
   EXPECT_EQ(text(stage_order(Schedule::kGpipe, 2, 1, 3, 1)), "F0 F1 F2 B2 B1 B0");
 }
