@@ -47,9 +47,10 @@ void require_utf8(std::string_view source, std::string_view text) {
     const std::size_t length = character_length(text, i);
     if (length == 0) {
       const std::size_t line_end = text.find('\n', line_start);
-      throw Error(ErrorKind::kInvalidInput,
-                  fmt::format("byte 0x{:02X} is not UTF-8 text", static_cast<unsigned char>(text[i])),
-                  "save the file as UTF-8 (iconv -f latin1 -t utf-8 FILE, or the encoding it is in)")
+      throw Error(
+          ErrorKind::kInvalidInput,
+          fmt::format("byte 0x{:02X} is not UTF-8 text", static_cast<unsigned char>(text[i])),
+          "save the file as UTF-8 (iconv -f latin1 -t utf-8 FILE, or the encoding it is in)")
           .at({std::string(source), line, static_cast<int>(i - line_start) + 1})
           .with_excerpt(std::string(text.substr(line_start, line_end - line_start)));
     }

@@ -193,8 +193,9 @@ class Checker {
       st_.schedule = Schedule::kInterleaved;
     }
     if (st_.deferred_sends && st_.schedule != Schedule::k1F1B) {
-      problem("deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule is " +
-              std::string(name(st_.schedule)) + "; use --schedule 1f1b with vp 1");
+      problem(
+          "deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule is " +
+          std::string(name(st_.schedule)) + "; use --schedule 1f1b with vp 1");
     }
     if (st_.schedule != Schedule::kInterleaved) return;
     if (st_.pp == 1) {

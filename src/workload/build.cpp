@@ -437,7 +437,8 @@ class StepBuilder {
     const bool runs = step.micro_batch >= 0;
     posted_input_ = kNone;
     if (!step.forward && runs && j < chunks_ - 1) receive(true, j, step.micro_batch);
-    if (deferred_.micro_batch >= 0) send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
+    if (deferred_.micro_batch >= 0)
+      send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
     deferred_ = {};
     if (step.forward && runs) {
       if (j > 0) posted_input_ = receive(false, j, step.micro_batch);
@@ -474,7 +475,8 @@ class StepBuilder {
     const bool input_pass = mode == Mode::kBackward;
     const bool weights_done = !input_pass || !zero_bubble();
     const bool buckets = streams_buckets && weights_done;
-    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends) receive(true, model_chunk, mb);
+    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends)
+      receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
       edge_ops(head_, mode, mb);
@@ -601,7 +603,9 @@ class StepBuilder {
       const bool streams =
           !aligned && grad_slots[last_grad[static_cast<std::size_t>(slot.chunk)]] == i;
       switch (slot.pass) {
-        case Pass::kForward: forward(j, slot.micro_batch); break;
+        case Pass::kForward:
+          forward(j, slot.micro_batch);
+          break;
         case Pass::kBackward:
           backward(j, slot.micro_batch, Mode::kBackward, streams);
           break;
@@ -709,8 +713,8 @@ class StepBuilder {
   struct DeferredSend {
     bool backward = false;
     int to_chunk = 0;
-    int micro_batch = -1;  // -1: none
-  } deferred_;              // deferred sends: the last pass's output, not sent yet
+    int micro_batch = -1;           // -1: none
+  } deferred_;                      // deferred sends: the last pass's output, not sent yet
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these

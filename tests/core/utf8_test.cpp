@@ -21,7 +21,9 @@ std::string error_of(std::string_view text) {
 
 TEST(Utf8, AcceptsAsciiAndWellFormedCharactersOfEveryLength) {
   // é (2 bytes), — (3 bytes), U+10FFFF and 𝛼 (4 bytes), and the byte-order mark.
-  EXPECT_EQ(error_of("name: caf\xC3\xA9 \xE2\x80\x94 \xF4\x8F\xBF\xBF \xF0\x9D\x9B\xBC\n\xEF\xBB\xBF"), "");
+  EXPECT_EQ(
+      error_of("name: caf\xC3\xA9 \xE2\x80\x94 \xF4\x8F\xBF\xBF \xF0\x9D\x9B\xBC\n\xEF\xBB\xBF"),
+      "");
 }
 
 TEST(Utf8, NamesLineAndColumnOfALatin1Byte) {

@@ -3,7 +3,8 @@
 // rejected with an input error (invalid, or valid but not modelled: exit code 1), never an
 // internal one. The mutations are those a hand edit or a cut-off download
 // makes: bytes deleted, a hostile token inserted (a sign, an overflowing or tiny number, an
-// unbalanced bracket, a NUL byte, a Latin-1 byte), a span repeated. Seeded, so a failure reproduces.
+// unbalanced bracket, a NUL byte, a Latin-1 byte), a span repeated. Seeded, so a failure
+// reproduces.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +32,8 @@ std::string mutated(const std::string& text, std::mt19937& rng) {
   static const std::vector<std::string> kTokens = {
       "0",      "-1",          "1e309",    "nan",  "inf",  "\"", "\n", "\t",
       ":",      "- ",          "[",        "]",    "{",    "}",  ",",  "999999999999",
-      "1e-300", "\"-5 GB/s\"", "\"0 us\"", "null", "true", "#",  "\\", std::string(1, '\0'), "\xB6"};
+      "1e-300", "\"-5 GB/s\"", "\"0 us\"", "null", "true", "#",  "\\", std::string(1, '\0'),
+      "\xB6"};
   std::string out = text;
   const int edits = std::uniform_int_distribution<int>(1, 4)(rng);
   for (int e = 0; e < edits; ++e) {
@@ -70,7 +72,8 @@ spec::Scenario eight_gpus(spec::ModelSpec model, spec::ClusterSpec cluster) {
 // Prices `s` and renders the result as `--json` does: names read from the file reach the JSON.
 void expect_finite_step(const spec::Scenario& s, bool simulate) {
   const spec::Scenario valid = spec::complete_and_validate(s);
-  const analytic::Estimate e = simulate ? analysis::simulate_metrics(valid) : analytic::estimate(valid);
+  const analytic::Estimate e =
+      simulate ? analysis::simulate_metrics(valid) : analytic::estimate(valid);
   EXPECT_TRUE(std::isfinite(e.step_time_s) && e.step_time_s > 0) << "step time " << e.step_time_s;
   report::estimate_json(valid, e).dump();
 }

@@ -294,14 +294,15 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "vp 2 needs the interleaved schedule, but the schedule is gpipe; use vp 1 with "
                   "gpipe"},
-        Violation{"DeferredSendsUnderInterleaving", false,
-                  [](Scenario& s) {
-                    s.strategy.pp = 2;
-                    s.strategy.vp = 2;
-                    s.strategy.deferred_sends = true;
-                  },
-                  "deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule "
-                  "is interleaved; use --schedule 1f1b with vp 1"},
+        Violation{
+            "DeferredSendsUnderInterleaving", false,
+            [](Scenario& s) {
+              s.strategy.pp = 2;
+              s.strategy.vp = 2;
+              s.strategy.deferred_sends = true;
+            },
+            "deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule "
+            "is interleaved; use --schedule 1f1b with vp 1"},
         Violation{"InterleavedWithoutPipeline", false,
                   [](Scenario& s) {
                     s.strategy.pp = 1;

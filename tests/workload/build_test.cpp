@@ -640,8 +640,10 @@ TEST(Build, DeferredSendsFollowDeepSpeedsTrainScheduleOverOneStreamPerNeighbour)
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
   s.strategy.deferred_sends = true;
   const graph::ExecGraph g = build(spec::complete_and_validate(s));
-  EXPECT_EQ(transfers_on(g, 1, kSendNextStream), "send 0, send 1, recv_grad 0, send 2, recv_grad 1, recv_grad 2");
-  EXPECT_EQ(transfers_on(g, 1, kRecvPrevStream), "recv 0, recv 1, recv 2, send_grad 0, send_grad 1, send_grad 2");
+  EXPECT_EQ(transfers_on(g, 1, kSendNextStream),
+            "send 0, send 1, recv_grad 0, send 2, recv_grad 1, recv_grad 2");
+  EXPECT_EQ(transfers_on(g, 1, kRecvPrevStream),
+            "recv 0, recv 1, recv 2, send_grad 0, send_grad 1, send_grad 2");
   EXPECT_EQ(transfers_on(g, 1, kSendPrevStream), "");
   EXPECT_EQ(transfers_on(g, 1, kRecvNextStream), "");
   EXPECT_EQ(g.stream_name(kSendNextStream), "p2p next");

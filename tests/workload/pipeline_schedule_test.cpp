@@ -59,7 +59,8 @@ TEST(PipelineSchedule, DeepSpeedStepsAlternateDirectionAndRunTheOneFOneBOrder) {
         for (std::size_t t = 0; t < steps.size(); ++t) {
           EXPECT_EQ(steps[t].forward, t % 2 == static_cast<std::size_t>(stage % 2));
           if (steps[t].micro_batch >= 0) {
-            passes.push_back({steps[t].forward ? Pass::kForward : Pass::kBackward, 0, steps[t].micro_batch});
+            passes.push_back(
+                {steps[t].forward ? Pass::kForward : Pass::kBackward, 0, steps[t].micro_batch});
           }
         }
         EXPECT_EQ(text(passes), text(stage_order(Schedule::k1F1B, p, 1, m, stage)))
