@@ -435,23 +435,23 @@ class StepBuilder {
   void deepspeed_exchange(const DeepSpeedStep& step) {
     const int j = stage_;
     const bool runs = step.micro_batch >= 0;
-    posted_input_ = kNone;
     if (!step.forward && runs && j < chunks_ - 1) receive(true, j, step.micro_batch);
     if (deferred_.micro_batch >= 0)
       send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
     deferred_ = {};
     if (step.forward && runs) {
-      if (j > 0) posted_input_ = receive(false, j, step.micro_batch);
+      if (j > 0) receive(false, j, step.micro_batch);
       load_micro_batch(j);
     }
   }
 
   void forward(int model_chunk, int mb) {
-    TaskId input = posted_input_;
     if (!st_.deferred_sends) {
       load_micro_batch(model_chunk);
-      input = model_chunk > 0 ? receive(false, model_chunk, mb) : kNone;
+      if (model_chunk > 0) receive(false, model_chunk, mb);
     }
+    // Posted just now, or with deferred sends by the step's exchange.
+    const TaskId input = model_chunk > 0 ? recvs_[transfer_index(false, model_chunk, mb)] : kNone;
     if (st_.host_syncs_each_forward) synchronise_device(input);
     if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
@@ -551,7 +551,7 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
-    last_ = prefetch_anchor_ = last_send_ = posted_input_ = kNone;
+    last_ = prefetch_anchor_ = last_send_ = kNone;
     deferred_ = {};
     host_waits_.clear();
     pending_.clear();
@@ -709,7 +709,6 @@ class StepBuilder {
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
   double total_ns_ = 0;             // of every task so far
   TaskId last_send_ = kNone;        // the latest pipeline send, for the next synchronisation
-  TaskId posted_input_ = kNone;     // deferred sends: the receive of the next forward's input
   struct DeferredSend {
     bool backward = false;
     int to_chunk = 0;
