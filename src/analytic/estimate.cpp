@@ -329,7 +329,8 @@ Estimate estimate(const spec::Scenario& s) {
   // passes the head once and the embedding once on its way through the pipeline, so the slowest
   // stage sets the m steady-state slots and the fill and drain cost the other stages' time,
   // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage.
-  double bubble = all_stages_s - stage_s(slowest) + (st.pp - 1.0) * p2p;
+  // Clamped: with one stage the difference is a rounding residue that could be -1e-15.
+  double bubble = std::max(0.0, all_stages_s - stage_s(slowest)) + (st.pp - 1.0) * p2p;
   if (st.schedule == spec::Schedule::kInterleaved) bubble = (bubble + (st.pp - 1.0) * (p2p_blocking - p2p)) / st.vp;
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et

@@ -41,6 +41,18 @@ TEST(Estimate, BreakdownAddsUpToStepTime) {
   EXPECT_NEAR(sum, e.step_time_s, 1e-9 * e.step_time_s);
 }
 
+TEST(Estimate, AStepWithoutPipelineHasNoBubbleRatherThanARoundingResidue) {
+  // MosaicML's MPT-7B row on 128 A100: the stage sum less the one stage came out as -1.8e-15 s,
+  // which `--json` printed as a negative bubble.
+  spec::Scenario s = scenario("mpt-7b", "mosaic-a100-40g-roce", 128, 1, 1, 1, 18, 2304, 2048);
+  s.strategy.zero_stage = 3;
+  s.strategy.recompute = spec::Recompute::kFull;
+  s.strategy.attention = spec::AttentionKernel::kFlashV1;
+  const Estimate e = estimate(spec::complete_and_validate(s));
+  EXPECT_EQ(e.breakdown.bubble_s, 0.0);
+  EXPECT_FALSE(std::signbit(e.breakdown.bubble_s));
+}
+
 // Llama 3.1 70B with an 8-token vocabulary and no host cost: every stage does the same work, as
 // the textbook bubble formulas assume.
 Estimate balanced_pipeline(int p, int v, int m) {
