@@ -97,7 +97,8 @@ struct Phase {
 
 // Seconds for kernels of `alone` seconds run alongside communication phases started with them:
 // they progress at each phase's rate while it lasts and at the full rate after the last, and the
-// pair ends when both have.
+// pair ends when both have, never before the kernels alone would (callers subtract `alone`, and
+// rounding must not leave them a negative residue).
 double overlapped_s(double alone, std::initializer_list<Phase> phases) {
   double t = 0, left = 1;  // left: the share of the kernels' work not yet done
   double end = -1;
@@ -111,7 +112,7 @@ double overlapped_s(double alone, std::initializer_list<Phase> phases) {
     }
     t += p.seconds;
   }
-  return std::max(end < 0 ? t + left * alone : end, t);
+  return std::max({end < 0 ? t + left * alone : end, t, alone});
 }
 
 // The same beside one collective of `comm` seconds.
