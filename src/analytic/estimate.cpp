@@ -375,6 +375,8 @@ Estimate estimate(const spec::Scenario& s) {
   const double dp =
       exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown, !aligned) +
       exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown, true);
+  // The tied embedding's gradient sync between the first and last stages follows the reduction.
+  const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;
@@ -386,9 +388,9 @@ Estimate estimate(const spec::Scenario& s) {
   b.fsdp_comm_s = micro_batches * layers * layer_fsdp;
   b.host_s = micro_batches * (layers * layer_host + slowest.edge_host);
   b.bubble_s = bubble;
-  b.dp_comm_s = dp;
+  b.dp_comm_s = dp + tied;
   b.optimizer_s = optimizer;
-  out.step_time_s = pipeline + dp + optimizer;
+  out.step_time_s = pipeline + dp + tied + optimizer;
 
   set_rates(s, out);
   out.memory = workload::memory_per_gpu(s);

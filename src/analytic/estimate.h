@@ -27,7 +27,8 @@ struct Breakdown {
   double pp_comm_s = 0;    // pipeline send/receive on the critical path
   double fsdp_comm_s = 0;  // exposed ZeRO-3/FSDP parameter gathers and gradient scatters
   double bubble_s = 0;     // pipeline fill and drain
-  double dp_comm_s = 0;    // exposed data-parallel gradient reduction (+ ZeRO-1/2 gathers)
+  double dp_comm_s = 0;    // exposed gradient reduction: data-parallel (+ ZeRO-1/2 gathers) and
+                           // the tied embedding's between the first and last stages
   double optimizer_s = 0;  // optimizer step
   double host_s = 0;       // GPU idle while the host launches kernels (passes the host paces)
   double other_s = 0;      // not modelled: data loading, logging (0)

@@ -80,6 +80,7 @@ class StepBuilder {
                              ? fsdp_regather_s(s)
                              : 0),
         p2p_s_(pp_transfer_s(s)),
+        tied_sync_s_(tied_embedding_sync_s(s)),
         gather_s_(pp_gather_s(s)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
@@ -98,6 +99,7 @@ class StepBuilder {
       if (stage == 1) reserve_like_second_stage(first);
     }
     pair_transfers();
+    if (tied_syncs_.size() == 2) g_.add_collective(tied_syncs_, to_ns(tied_sync_s_));
     g_.finalize();
     return std::move(g_);
   }
@@ -105,8 +107,12 @@ class StepBuilder {
  private:
   // ---- tasks ---------------------------------------------------------------------------------
 
+  // A collective's members: this rank's task alone (the symmetric peers it stands for), or tasks
+  // on several stages, tied together once every stage is built.
+  enum class Members { kThisRank, kStages };
+
   TaskId add(TaskKind kind, std::uint16_t stream, Category category, double seconds, std::string_view name,
-             int layer, int mb) {
+             int layer, int mb, Members members = Members::kThisRank) {
     if (g_.size() == max_tasks_) throw too_many_tasks();
     graph::Task t;
     t.kind = kind;
@@ -121,7 +127,7 @@ class StepBuilder {
     // (PyTorch's symmetric-memory all-gather matmul), which hold none.
     t.holds_sms = kind == TaskKind::kCollective && !(category == Category::kTensorParallel && st_.overlap_tp_comm);
     const TaskId id = g_.add_task(t, name);
-    if (kind == TaskKind::kCollective) g_.add_collective({id}, t.duration_ns);
+    if (kind == TaskKind::kCollective && members == Members::kThisRank) g_.add_collective({id}, t.duration_ns);
     return id;
   }
 
@@ -129,8 +135,8 @@ class StepBuilder {
   // (`host_seconds` on the host stream, which runs ahead of the GPU in launch order unless each
   // launch blocks until the task before it has finished).
   TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb,
-                 double host_seconds) {
-    const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb);
+                 double host_seconds, Members members = Members::kThisRank) {
+    const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb, members);
     returned_when_done(last_);
     if (host_seconds > 0) {
       const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb);
@@ -497,7 +503,9 @@ class StepBuilder {
   // ---- data parallelism and the optimizer -----------------------------------------------------
 
   double embedding_params() const { return params_.embedding / st_.tp; }
-  double head_params() const { return (params_.output + params_.final_norm) / st_.tp; }
+  double head_params() const {
+    return (params_.output + params_.final_norm) / st_.tp + tied_embedding_copy_params(s_.model, st_);
+  }
 
   struct GraphSize {
     std::size_t tasks = 0, edges = 0;
@@ -633,6 +641,13 @@ class StepBuilder {
       if (reduce > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));
     }
     pending_.insert(pending_.end(), buckets_.begin(), buckets_.end());
+    if (tied_sync_s_ > 0 && (stage == 0 || stage == st_.pp - 1)) {
+      // A gradient reduction by kind, but between pipeline stages, so through the pipeline's port.
+      const TaskId sync = compute(TaskKind::kCollective, Category::kDataParallel, tied_sync_s_,
+                                  "dp.tied_embedding_sync", -1, -1, host_launch_s(s_, 1), Members::kStages);
+      g_.mutable_task(sync).link = link(Category::kPipeline, TaskKind::kCollective);
+      tied_syncs_.push_back(sync);
+    }
     compute(TaskKind::kCompute, Category::kOptimizer, optimizer_s(s_, params), "optimizer.step", -1, -1, 0);
     if (!st_.overlap_dp_comm) {
       collective(Category::kDataParallel, dp_gather_s(s_, params), "dp.param_gather", -1, -1);
@@ -698,6 +713,8 @@ class StepBuilder {
   const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
   const double fsdp_regather_s_;                 // DeepSpeed 0.3.x after recomputing a layer
   const double p2p_s_;  // one pipeline transfer
+  const double tied_sync_s_;        // the first and last stages' tied embedding gradient sync
+  std::vector<TaskId> tied_syncs_;  // its task on each of them
   const double gather_s_;  // its all-gather under Megatron's scatter/gather
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index

@@ -78,6 +78,11 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
   return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge / st.tp;
 }
 
+double tied_embedding_copy_params(const spec::ModelSpec& m, const spec::Strategy& st) {
+  if (!m.tied_embeddings || st.pp <= 1) return 0;
+  return static_cast<double>(m.vocab) * m.hidden / st.tp;
+}
+
 double attention_flops_per_token(const spec::ModelSpec& m, int seq_len) {
   const double seq = seq_len;
   const double window = m.attention_window > 0 ? std::min<double>(m.attention_window, seq) : seq;

@@ -36,6 +36,12 @@ double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 /// ZeRO sharding).
 double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
+/// Tied embeddings across a pipeline: the last stage keeps its own copy of the word embedding as
+/// the output head (Megatron's `word_embeddings` on the last stage, DeepSpeed's TiedLayerSpec),
+/// vocab x hidden / tp parameters per GPU with weights, gradients and optimizer state of their own;
+/// 0 when the embeddings are untied or the whole model is one stage.
+double tied_embedding_copy_params(const spec::ModelSpec& m, const spec::Strategy& st);
+
 /// Model FLOPs per token under the MFU convention above, for sequences of seq_len tokens.
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len);
 

@@ -343,6 +343,13 @@ double dp_gather_s(const spec::Scenario& s, double params) {
   return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params, gradient_group(st), s);
 }
 
+double tied_embedding_sync_s(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  const GroupShape pipeline = group_of(st, Axis::kPp);
+  const GroupShape ends{2, pipeline.stride * (st.pp - 1)};
+  return collective_s(CollectiveKind::kAllReduce, gradient_bytes(st) * tied_embedding_copy_params(s.model, st), ends, s);
+}
+
 double optimizer_s(const spec::Scenario& s, double params) {
   const int shards = s.strategy.zero_stage >= 1 ? gradient_group(s.strategy).size : 1;
   return cost::memory_time_s(kAdamBytesPerParam * params / shards, s.cluster.gpu);

@@ -119,6 +119,11 @@ double fsdp_regather_s(const spec::Scenario& s);
 /// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
 double dp_reduce_s(const spec::Scenario& s, double params);
 double dp_gather_s(const spec::Scenario& s, double params);
+/// The all-reduce of the last stage's tied embedding copy's gradient with the first stage's, over
+/// the two stages' ranks, after the data-parallel reduction and before the optimizer, so exposed
+/// on both (Megatron-LM's embedding group, `finalize_model_grads` in Megatron-Core; DeepSpeed's
+/// ReduceTiedGrads); 0 without a copy (tied_embedding_copy_params).
+double tied_embedding_sync_s(const spec::Scenario& s);
 /// Adam over the parameters this GPU updates: `params` split by the ZeRO shard when sharded.
 double optimizer_s(const spec::Scenario& s, double params);
 

@@ -13,6 +13,7 @@
 #include "sim/engine.h"
 #include "spec/presets.h"
 #include "workload/memory.h"
+#include "workload/step_costs.h"
 
 namespace stepcast::workload {
 namespace {
@@ -601,6 +602,39 @@ TEST(Build, AlignedGradientSyncStartsEachChunksReductionAtOnceOnEveryStage) {
               *std::max_element(stage.begin(), stage.end()));
   }
   EXPECT_LT(2 * spread(aligned), spread(ready_times(spec::GradSync::kAsReady)));
+}
+
+TEST(Build, TiedEmbeddingsSyncTheirGradientBetweenTheEndStagesBeforeTheirOptimizerRuns) {
+  // MPT-7B ties its embeddings: the last of 4 stages keeps a copy as its head, and the two end
+  // stages all-reduce its gradient once the data-parallel reduction is done (Megatron's
+  // finalize_model_grads), the stages between them taking no part.
+  const spec::Scenario s =
+      scenario("mpt-7b", "dgx-a100-80g", {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 8, .seq = 512});
+  const analysis::Simulation sim = analysis::simulate(s);
+  std::vector<graph::TaskId> syncs;
+  for (graph::TaskId id = 0; id < sim.graph.size(); ++id) {
+    if (sim.graph.name(id) == "dp.tied_embedding_sync") syncs.push_back(id);
+  }
+  ASSERT_EQ(syncs.size(), 2u);
+  const graph::Task &first = sim.graph.task(syncs[0]), &last = sim.graph.task(syncs[1]);
+  EXPECT_EQ(first.rank, 0u);
+  EXPECT_EQ(last.rank, 3u);
+  EXPECT_EQ(first.collective, last.collective);
+  EXPECT_EQ(sim.graph.collectives()[first.collective].members.size(), 2u);
+  EXPECT_EQ(sim.timeline.spans[syncs[0]].start_ns, sim.timeline.spans[syncs[1]].start_ns);
+  EXPECT_NEAR(static_cast<double>(sim.timeline.spans[syncs[0]].end_ns - sim.timeline.spans[syncs[0]].start_ns) / 1e9,
+              tied_embedding_sync_s(s), 1e-9);
+  for (graph::TaskId id = 0; id < sim.graph.size(); ++id) {
+    const graph::Task& t = sim.graph.task(id);
+    if (sim.graph.name(id) == "dp.grad_bucket" && (t.rank == 0 || t.rank == 3)) {
+      EXPECT_LE(sim.timeline.spans[id].end_ns, sim.timeline.spans[syncs[t.rank == 0 ? 0 : 1]].start_ns);
+    }
+    if (sim.graph.name(id) == "optimizer.step" && (t.rank == 0 || t.rank == 3)) {
+      EXPECT_GE(sim.timeline.spans[id].start_ns, sim.timeline.spans[syncs[0]].end_ns);
+    }
+  }
+  // The closed form charges it after the reduction too, in the same breakdown entry.
+  EXPECT_GE(analytic::estimate(s).breakdown.dp_comm_s, tied_embedding_sync_s(s));
 }
 
 TEST(Build, EveryScheduleSimulatesWithoutDeadlockForAnyMicroBatchCount) {

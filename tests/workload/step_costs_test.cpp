@@ -8,6 +8,7 @@
 #include "cost/collective.h"
 #include "cost/compute.h"
 #include "spec/presets.h"
+#include "workload/model_size.h"
 #include "workload/operators.h"
 
 namespace stepcast::workload {
@@ -179,6 +180,28 @@ TEST(PipelineTransfers, ScatterGatherSendsAnEighthOverTheNicsAndGathersTheRestOv
   EXPECT_LT(pp_transfer_s(split) + pp_gather_s(split), pp_transfer_s(whole) / 2);
   // Sequence parallelism splits the tensor already; nothing is gathered.
   EXPECT_EQ(pp_gather_s(megatron_pipeline(true, true)), 0);
+}
+
+TEST(TiedEmbeddings, TheFirstAndLastStagesAllReduceTheHeadCopysGradientAcrossTheNodesBetweenThem) {
+  // GPT-3 175B, TP 8 x PP 8 on 64 A100s: stage 0 is GPUs 0-7 and stage 7 GPUs 56-63, so each TP
+  // rank all-reduces its 1/8 of the word embedding's gradient with its peer 56 GPUs away.
+  spec::Scenario s = megatron_pipeline(false, false);
+  const double copy = 51200.0 * 12288 / 8;
+  EXPECT_DOUBLE_EQ(tied_embedding_copy_params(s.model, s.strategy), copy);
+  EXPECT_DOUBLE_EQ(tied_embedding_sync_s(s),
+                   cost::collective_time_s(cost::CollectiveKind::kAllReduce, 2 * copy,
+                                           cost::GroupLayout{2, 56}, s.cluster));
+  EXPECT_GT(tied_embedding_sync_s(s), 0);
+
+  spec::Scenario untied = s;
+  untied.model.tied_embeddings = false;
+  EXPECT_EQ(tied_embedding_copy_params(untied.model, untied.strategy), 0);
+  EXPECT_EQ(tied_embedding_sync_s(untied), 0);
+  spec::Scenario one_stage = s;
+  one_stage.strategy.pp = 1;
+  one_stage.strategy.dp = 0;
+  one_stage = spec::complete_and_validate(one_stage);
+  EXPECT_EQ(tied_embedding_sync_s(one_stage), 0);
 }
 
 TEST(TpCollectives, GathersInFrontOfFp8GemmsMoveOneByteAnElementAndScattersStayAtActivationPrecision) {
