@@ -135,7 +135,14 @@ analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
   };
   for (TaskId id : lane) {
     const sim::Span& span = t.spans[id];
-    if (span.start_ns > cursor) wait(span.start_ns - cursor, binding_predecessor(g, t, id));
+    if (span.start_ns > cursor) {
+      // A collective whose members sit on other stages too starts when the last of them is
+      // ready; the time this stage was ready before then is spent waiting for another stage.
+      const TaskId cause = binding_predecessor(g, t, id);
+      const sim::Time ready = std::clamp(cause == kNone ? cursor : t.spans[cause].end_ns, cursor, span.start_ns);
+      b.bubble_s += (span.start_ns - ready) * kSecondsPerNs;
+      if (ready > cursor) wait(ready - cursor, cause);
+    }
     // A kernel slowed by a collective holding SMs beside it: the time beyond its own counts as
     // that collective's, as in the closed form.
     const sim::Time own = g.task(id).kind == graph::TaskKind::kCompute

@@ -58,6 +58,34 @@ TEST(TimelineAnalysis, BreakdownSplitsAReceiveWaitIntoBubbleAndTransfer) {
   EXPECT_DOUBLE_EQ(b.optimizer_s, 100e-9);
 }
 
+TEST(TimelineAnalysis, WaitingForAnotherStageToJoinACollectiveIsBubble) {
+  // The tied embedding's sync: stage 0's backward ends at 1000 ns and its gradient bucket at
+  // 1500 ns; stage 1 is done at 3000 ns. Their all-reduce (200 ns) starts when both are, then
+  // stage 0 runs its optimizer and ends last. Its bucket's tail is DP time; the rest of the
+  // wait is for stage 1.
+  ExecGraph g;
+  const TaskId early = add(g, 0, 0, 1000, Category::kCompute);
+  const TaskId bucket = add(g, 0, 2, 0, Category::kDataParallel, TaskKind::kCollective);
+  const TaskId sync0 = add(g, 0, 0, 0, Category::kDataParallel, TaskKind::kCollective);
+  const TaskId opt = add(g, 0, 0, 100, Category::kOptimizer);
+  const TaskId late = add(g, 1, 0, 3000, Category::kCompute);
+  const TaskId sync1 = add(g, 1, 0, 0, Category::kDataParallel, TaskKind::kCollective);
+  g.add_edge(early, bucket);
+  g.add_edge(bucket, sync0);
+  g.add_edge(sync0, opt);
+  g.add_edge(late, sync1);
+  g.add_collective({bucket}, 500);
+  g.add_collective({sync0, sync1}, 200);
+  g.finalize();
+  const sim::Timeline t = sim::run(g);
+  ASSERT_EQ(t.makespan_ns, 3000 + 200 + 100);
+  const analytic::Breakdown b = breakdown(g, t);
+  EXPECT_DOUBLE_EQ(b.compute_s, 1000e-9);
+  EXPECT_DOUBLE_EQ(b.dp_comm_s, (500 + 200) * 1e-9);
+  EXPECT_DOUBLE_EQ(b.bubble_s, 1500e-9);
+  EXPECT_DOUBLE_EQ(b.optimizer_s, 100e-9);
+}
+
 TEST(TimelineAnalysis, TimeAKernelLosesToACollectiveHoldingSmsCountsAsThatCollective) {
   // A 1,000 ns kernel takes 2,000 beside a ZeRO-3 gather of 2,000 ns on the prefetch stream.
   ExecGraph g;
