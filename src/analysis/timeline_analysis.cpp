@@ -139,7 +139,8 @@ analytic::Breakdown breakdown(const ExecGraph& g, const sim::Timeline& t) {
       // A collective whose members sit on other stages too starts when the last of them is
       // ready; the time this stage was ready before then is spent waiting for another stage.
       const TaskId cause = binding_predecessor(g, t, id);
-      const sim::Time ready = std::clamp(cause == kNone ? cursor : t.spans[cause].end_ns, cursor, span.start_ns);
+      const sim::Time ready =
+          std::clamp(cause == kNone ? cursor : t.spans[cause].end_ns, cursor, span.start_ns);
       b.bubble_s += (span.start_ns - ready) * kSecondsPerNs;
       if (ready > cursor) wait(ready - cursor, cause);
     }

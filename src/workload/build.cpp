@@ -111,8 +111,8 @@ class StepBuilder {
   // on several stages, tied together once every stage is built.
   enum class Members { kThisRank, kStages };
 
-  TaskId add(TaskKind kind, std::uint16_t stream, Category category, double seconds, std::string_view name,
-             int layer, int mb, Members members = Members::kThisRank) {
+  TaskId add(TaskKind kind, std::uint16_t stream, Category category, double seconds,
+             std::string_view name, int layer, int mb, Members members = Members::kThisRank) {
     if (g_.size() == max_tasks_) throw too_many_tasks();
     graph::Task t;
     t.kind = kind;
@@ -127,15 +127,16 @@ class StepBuilder {
     // (PyTorch's symmetric-memory all-gather matmul), which hold none.
     t.holds_sms = kind == TaskKind::kCollective && !(category == Category::kTensorParallel && st_.overlap_tp_comm);
     const TaskId id = g_.add_task(t, name);
-    if (kind == TaskKind::kCollective && members == Members::kThisRank) g_.add_collective({id}, t.duration_ns);
+    if (kind == TaskKind::kCollective && members == Members::kThisRank)
+      g_.add_collective({id}, t.duration_ns);
     return id;
   }
 
   // A task on the compute stream: it waits for everything pending, and for the host to launch it
   // (`host_seconds` on the host stream, which runs ahead of the GPU in launch order unless each
   // launch blocks until the task before it has finished).
-  TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer, int mb,
-                 double host_seconds, Members members = Members::kThisRank) {
+  TaskId compute(TaskKind kind, Category category, double seconds, std::string_view name, int layer,
+                 int mb, double host_seconds, Members members = Members::kThisRank) {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb, members);
     returned_when_done(last_);
     if (host_seconds > 0) {
@@ -504,7 +505,8 @@ class StepBuilder {
 
   double embedding_params() const { return params_.embedding / st_.tp; }
   double head_params() const {
-    return (params_.output + params_.final_norm) / st_.tp + tied_embedding_copy_params(s_.model, st_);
+    return (params_.output + params_.final_norm) / st_.tp +
+           tied_embedding_copy_params(s_.model, st_);
   }
 
   struct GraphSize {
@@ -643,8 +645,9 @@ class StepBuilder {
     pending_.insert(pending_.end(), buckets_.begin(), buckets_.end());
     if (tied_sync_s_ > 0 && (stage == 0 || stage == st_.pp - 1)) {
       // A gradient reduction by kind, but between pipeline stages, so through the pipeline's port.
-      const TaskId sync = compute(TaskKind::kCollective, Category::kDataParallel, tied_sync_s_,
-                                  "dp.tied_embedding_sync", -1, -1, host_launch_s(s_, 1), Members::kStages);
+      const TaskId sync =
+          compute(TaskKind::kCollective, Category::kDataParallel, tied_sync_s_,
+                  "dp.tied_embedding_sync", -1, -1, host_launch_s(s_, 1), Members::kStages);
       g_.mutable_task(sync).link = link(Category::kPipeline, TaskKind::kCollective);
       tied_syncs_.push_back(sync);
     }

@@ -347,7 +347,8 @@ double tied_embedding_sync_s(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   const GroupShape pipeline = group_of(st, Axis::kPp);
   const GroupShape ends{2, pipeline.stride * (st.pp - 1)};
-  return collective_s(CollectiveKind::kAllReduce, gradient_bytes(st) * tied_embedding_copy_params(s.model, st), ends, s);
+  return collective_s(CollectiveKind::kAllReduce,
+                      gradient_bytes(st) * tied_embedding_copy_params(s.model, st), ends, s);
 }
 
 double optimizer_s(const spec::Scenario& s, double params) {

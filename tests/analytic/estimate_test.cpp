@@ -56,8 +56,9 @@ TEST(Estimate, NoBreakdownEntryIsANegativeRoundingResidue) {
   gemma.strategy.host_dispatch_s = 0;
   for (spec::Scenario s : {mpt, gemma}) {
     const Breakdown b = estimate(spec::complete_and_validate(s)).breakdown;
-    for (const double part : {b.compute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.fsdp_comm_s,
-                              b.bubble_s, b.dp_comm_s, b.optimizer_s, b.host_s, b.other_s}) {
+    for (const double part :
+         {b.compute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.fsdp_comm_s,
+          b.bubble_s, b.dp_comm_s, b.optimizer_s, b.host_s, b.other_s}) {
       EXPECT_FALSE(std::signbit(part)) << s.model.name << ": " << part;
     }
   }

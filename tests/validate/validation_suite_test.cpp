@@ -174,7 +174,7 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   // Megatron-LM's scatter/gather of pipeline tensors: 0.096, 0.174, 0.253, 0.259 before.
   expect_ratchet(
       r,
-      {{"Narayanan2021_SC21_Megatron_Table1", 0.126},  // softmax (0.075), split k (0.07), as above
+      {{"Narayanan2021_SC21_Megatron_Table1", 0.126},   // softmax (0.075), split k (0.07), as above
        {"Narayanan2021_SC21_Megatron_Sec5.1", 0.1815},  // 0.182 before the tied embedding sync
        // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies;
        // 0.239 with the re-gathers after recomputation, as above.

@@ -608,8 +608,8 @@ TEST(Build, TiedEmbeddingsSyncTheirGradientBetweenTheEndStagesBeforeTheirOptimiz
   // MPT-7B ties its embeddings: the last of 4 stages keeps a copy as its head, and the two end
   // stages all-reduce its gradient once the data-parallel reduction is done (Megatron's
   // finalize_model_grads), the stages between them taking no part.
-  const spec::Scenario s =
-      scenario("mpt-7b", "dgx-a100-80g", {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 8, .seq = 512});
+  const spec::Scenario s = scenario("mpt-7b", "dgx-a100-80g",
+                                    {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 8, .seq = 512});
   const analysis::Simulation sim = analysis::simulate(s);
   std::vector<graph::TaskId> syncs;
   for (graph::TaskId id = 0; id < sim.graph.size(); ++id) {
@@ -622,12 +622,15 @@ TEST(Build, TiedEmbeddingsSyncTheirGradientBetweenTheEndStagesBeforeTheirOptimiz
   EXPECT_EQ(first.collective, last.collective);
   EXPECT_EQ(sim.graph.collectives()[first.collective].members.size(), 2u);
   EXPECT_EQ(sim.timeline.spans[syncs[0]].start_ns, sim.timeline.spans[syncs[1]].start_ns);
-  EXPECT_NEAR(static_cast<double>(sim.timeline.spans[syncs[0]].end_ns - sim.timeline.spans[syncs[0]].start_ns) / 1e9,
+  EXPECT_NEAR(static_cast<double>(sim.timeline.spans[syncs[0]].end_ns -
+                                  sim.timeline.spans[syncs[0]].start_ns) /
+                  1e9,
               tied_embedding_sync_s(s), 1e-9);
   for (graph::TaskId id = 0; id < sim.graph.size(); ++id) {
     const graph::Task& t = sim.graph.task(id);
     if (sim.graph.name(id) == "dp.grad_bucket" && (t.rank == 0 || t.rank == 3)) {
-      EXPECT_LE(sim.timeline.spans[id].end_ns, sim.timeline.spans[syncs[t.rank == 0 ? 0 : 1]].start_ns);
+      EXPECT_LE(sim.timeline.spans[id].end_ns,
+                sim.timeline.spans[syncs[t.rank == 0 ? 0 : 1]].start_ns);
     }
     if (sim.graph.name(id) == "optimizer.step" && (t.rank == 0 || t.rank == 3)) {
       EXPECT_GE(sim.timeline.spans[id].start_ns, sim.timeline.spans[syncs[0]].end_ns);
