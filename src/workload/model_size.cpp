@@ -74,8 +74,10 @@ double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 }
 
 double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
-  const double edge = st.pp == 1 ? p.embedding + p.output : std::max(p.embedding, p.output);
-  return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge / st.tp;
+  const double edge = st.pp == 1 ? (p.embedding + p.output) / st.tp
+                                 : std::max(p.embedding / st.tp,
+                                            p.output / st.tp + tied_embedding_copy_params(m, st));
+  return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge;
 }
 
 double tied_embedding_copy_params(const spec::ModelSpec& m, const spec::Strategy& st) {

@@ -32,8 +32,8 @@ ParamCounts param_counts(const spec::ModelSpec& m);
 double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
 /// Parameters one GPU of the most loaded stage holds: layers / pp average layers plus the
-/// embedding or the output head, whichever is larger (both when pp == 1), split by TP (before
-/// ZeRO sharding).
+/// embedding or the output head (with tied embeddings, the last stage's copy), whichever is
+/// larger (both when pp == 1), split by TP (before ZeRO sharding).
 double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
 /// Tied embeddings across a pipeline: the last stage keeps its own copy of the word embedding as
