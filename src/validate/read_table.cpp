@@ -143,16 +143,20 @@ struct Software {
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, std::string_view gpu,
                      int pp) {
   Software sw;
-  if (contains(source, "Narayanan")) {
-    // Megatron-LM 2021: attention before FlashAttention (2022); gradients all-reduced in FP16
-    // after the whole backward pass (no bucketed overlap in its local DDP).
+  if (contains(source, "Narayanan") || contains(source, "Korthikanti")) {
+    // Megatron-LM of 2021 and 2022: attention before FlashAttention (integrated in 2023);
+    // gradients all-reduced in FP16 after the whole backward pass (no bucketed overlap in its
+    // local DDP).
     sw.attention = AttentionKernel::kUnfused;
     sw.overlap_dp = false;
     sw.grad_reduce = Dtype::kFp16;
     sw.fused_cross_entropy = false;  // vocab_parallel_cross_entropy(output.float(), labels)
     // Its pipeline sent 1/tp of each boundary tensor from every TP rank and gathered the pieces
-    // at the receiver (§4.1; --no-scatter-gather-tensors-in-pipeline turned it off).
+    // at the receiver (§4.1; --no-scatter-gather-tensors-in-pipeline turned it off); with
+    // sequence parallelism (2022) the tensors are already split, and nothing is gathered.
     sw.pp_scatter_gather = true;
+  }
+  if (contains(source, "Narayanan")) {
     // Its FusedScaleMaskSoftmax chose the kernel by sequence length alone; the kernel asserted
     // that the attention batches (micro-batch x heads per TP rank) fill its blocks
     // (TORCH_INTERNAL_ASSERT(attn_batches % batches_per_block == 0) in

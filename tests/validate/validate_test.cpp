@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "report/report.h"
 #include "spec/presets.h"
+#include "workload/step_costs.h"
 
 namespace stepcast::validate {
 namespace {
@@ -229,6 +230,35 @@ TEST(ReadTable, ABf16MegatronBridgeRowIsPredictedWithoutTheFp8WeightCache) {
   EXPECT_EQ(st.dtype, spec::Dtype::kBf16);
   EXPECT_FALSE(st.fp8_weight_cache);
   EXPECT_GT(analytic::estimate(spec::complete_and_validate(cases[0].scenario)).tokens_per_s, 0);
+}
+
+TEST(ReadTable, KorthikantiRowsRunMegatronLmOf2022) {
+  // data/validation/korthikanti_2022_a100.csv lines 6 and 7, the notes left out: GPT-530B with
+  // full recomputation, and with sequence parallelism and selective recomputation.
+  const std::string row = "Korthikanti2022_MLSys_Table5,GPT-530B,530,105,20480,81920,128,128,51200,2048,A100,"
+                          "dgx-a100-80g,280,8,35,1,1,,3,280,1,";
+  const std::string text = std::string(kPublishedHeader) + row + "full,no,,,,49.05,yes,\n" + row +
+                           "selective,yes,,,,37.83,yes,\n";
+  const std::vector<Case> cases = read_table("k.csv", text, {});
+  ASSERT_EQ(cases.size(), 2u);
+  for (const Case& c : cases) {
+    ASSERT_EQ(c.reason, "");
+    EXPECT_EQ(c.quantity, Quantity::kIterationTime);
+    const spec::Strategy& st = c.scenario.strategy;
+    EXPECT_EQ(st.attention, spec::AttentionKernel::kUnfused);
+    EXPECT_FALSE(st.fused_cross_entropy);
+    EXPECT_FALSE(st.overlap_dp_comm);
+    EXPECT_EQ(st.schedule, spec::Schedule::kInterleaved);
+    EXPECT_EQ(st.vp, 3);
+    // Megatron-LM scatters the pipeline tensors over the TP ranks; with SP they are split already.
+    EXPECT_TRUE(st.pp_scatter_gather);
+  }
+  EXPECT_EQ(cases[0].scenario.strategy.recompute, spec::Recompute::kFull);
+  EXPECT_FALSE(cases[0].scenario.strategy.sequence_parallel);
+  EXPECT_EQ(cases[1].scenario.strategy.recompute, spec::Recompute::kSelective);
+  EXPECT_TRUE(cases[1].scenario.strategy.sequence_parallel);
+  EXPECT_EQ(workload::pp_gather_s(spec::complete_and_validate(cases[1].scenario)), 0);
+  EXPECT_GT(workload::pp_gather_s(spec::complete_and_validate(cases[0].scenario)), 0);
 }
 
 TEST(ReadTable, TheBloomRowRunsBigSciencesTrainingSetUp) {
