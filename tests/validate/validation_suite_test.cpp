@@ -171,7 +171,8 @@ TEST(ValidationSuite, Bloom176bStaysWithinItsRatchet) {
 TEST(ValidationSuite, Korthikanti2022StaysWithinItsRatchet) {
   // Stop 33 (2026-11-22): 0.0804 when first added (all eight predicted 5-12% too fast, the
   // selective rows 8-12%, the full ones 5-7%).
-  expect_shipped_within("korthikanti_2022_a100.csv", Engine::kAnalytic, 8, "Korthikanti2022_MLSys_Table5", 0.081);
+  expect_shipped_within("korthikanti_2022_a100.csv", Engine::kAnalytic, 8,
+                        "Korthikanti2022_MLSys_Table5", 0.081);
 }
 
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
@@ -238,7 +239,8 @@ TEST(ValidationSuite, FlashAttentionGpt3ThroughTheSimulatorStaysWithinItsRatchet
 
 TEST(ValidationSuite, Korthikanti2022ThroughTheSimulatorStaysWithinItsRatchet) {
   // Stop 33 (2026-11-22): 0.0836 when first added.
-  expect_shipped_within("korthikanti_2022_a100.csv", Engine::kSimulation, 8, "Korthikanti2022_MLSys_Table5", 0.084);
+  expect_shipped_within("korthikanti_2022_a100.csv", Engine::kSimulation, 8,
+                        "Korthikanti2022_MLSys_Table5", 0.084);
 }
 
 TEST(ValidationSuite, Bloom176bThroughTheSimulatorStaysWithinItsRatchet) {
