@@ -143,7 +143,8 @@ struct Software {
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, std::string_view gpu,
                      int pp) {
   Software sw;
-  if (contains(source, "Narayanan") || contains(source, "Korthikanti")) {
+  const bool megatron_lm_2021 = contains(source, "Narayanan");
+  if (megatron_lm_2021 || contains(source, "Korthikanti")) {
     // Megatron-LM of 2021 and 2022: attention before FlashAttention (integrated in 2023);
     // gradients all-reduced in FP16 after the whole backward pass (no bucketed overlap in its
     // local DDP).
@@ -155,23 +156,23 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // at the receiver (§4.1; --no-scatter-gather-tensors-in-pipeline turned it off); with
     // sequence parallelism (2022) the tensors are already split, and nothing is gathered.
     sw.pp_scatter_gather = true;
-  }
-  if (contains(source, "Narayanan")) {
-    // Its FusedScaleMaskSoftmax chose the kernel by sequence length alone; the kernel asserted
-    // that the attention batches (micro-batch x heads per TP rank) fill its blocks
-    // (TORCH_INTERNAL_ASSERT(attn_batches % batches_per_block == 0) in
-    // scaled_upper_triang_masked_softmax.h). The check that falls back to PyTorch instead came
-    // with Megatron-LM PR #133 in August 2021, after the paper.
-    sw.softmax_kernel_required = true;
-    // Their Eq. 3 counts activation recomputation in every run's FLOPs, and the ZeRO-3 rows could
-    // not run without it (GPT-3 at micro-batch 4 stores about 1 TB of activations per GPU).
-    sw.unstated_recompute = Recompute::kFull;
-    if (contains(model, "ZeRO-3")) {
-      // DeepSpeed of the paper's time (0.3.x, early 2021): one collective per parameter tensor,
-      // the host synchronising with the GPU before each gather (stage3.py, fetch_sub_module and
-      // _allgather_param; coalesced fetching came with DeepSpeed PR #1188, June 2021).
-      sw.zero_stage = 3;
-      sw.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
+    if (megatron_lm_2021) {
+      // Its FusedScaleMaskSoftmax chose the kernel by sequence length alone; the kernel asserted
+      // that the attention batches (micro-batch x heads per TP rank) fill its blocks
+      // (TORCH_INTERNAL_ASSERT(attn_batches % batches_per_block == 0) in
+      // scaled_upper_triang_masked_softmax.h). The check that falls back to PyTorch instead came
+      // with Megatron-LM PR #133 in August 2021, after the paper.
+      sw.softmax_kernel_required = true;
+      // Their Eq. 3 counts activation recomputation in every run's FLOPs, and the ZeRO-3 rows could
+      // not run without it (GPT-3 at micro-batch 4 stores about 1 TB of activations per GPU).
+      sw.unstated_recompute = Recompute::kFull;
+      if (contains(model, "ZeRO-3")) {
+        // DeepSpeed of the paper's time (0.3.x, early 2021): one collective per parameter tensor,
+        // the host synchronising with the GPU before each gather (stage3.py, fetch_sub_module and
+        // _allgather_param; coalesced fetching came with DeepSpeed PR #1188, June 2021).
+        sw.zero_stage = 3;
+        sw.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
+      }
     }
   } else if (contains(source, "Llama3")) {
     // Llama 3 paper §3.3: FSDP that keeps parameters after forward (ZeRO-2-like), FP32 gradient

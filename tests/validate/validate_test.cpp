@@ -233,8 +233,8 @@ TEST(ReadTable, ABf16MegatronBridgeRowIsPredictedWithoutTheFp8WeightCache) {
 }
 
 TEST(ReadTable, KorthikantiRowsRunMegatronLmOf2022) {
-  // data/validation/korthikanti_2022_a100.csv lines 6 and 7, the notes left out: GPT-530B with
-  // full recomputation, and with sequence parallelism and selective recomputation.
+  // data/validation/korthikanti_2022_a100.csv lines 6 and 7, GPU cell and notes shortened: GPT-530B
+  // with full recomputation, and with sequence parallelism and selective recomputation.
   const std::string row =
       "Korthikanti2022_MLSys_Table5,GPT-530B,530,105,20480,81920,128,128,51200,2048,A100,"
       "dgx-a100-80g,280,8,35,1,1,,3,280,1,";
