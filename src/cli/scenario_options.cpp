@@ -62,9 +62,18 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->check(CLI::Range(0, 3))->capture_default_str();
   cmd.add_flag("--sp", st.sequence_parallel, "Megatron sequence parallelism");
-  cmd.add_option("--dtype", o.dtype, "Matmul precision")->check(CLI::IsMember({"bf16", "fp8"}))->capture_default_str();
+  cmd.add_option("--dtype", o.dtype, "Matmul precision (fp16 adds loss scaling's unscale pass)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}))
+      ->capture_default_str();
   cmd.add_option("--grad-dtype", o.grad_dtype, "Gradient-reduction precision")
-      ->check(CLI::IsMember({"bf16", "fp32"}))->capture_default_str();
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
+      ->capture_default_str();
+  cmd.add_option("--optimizer-step", o.optimizer_step,
+                 "The passes around Adam: master-weights (Megatron, DeepSpeed: FP32 masters beside "
+                 "16-bit weights, copied after the step) or in-place (plain PyTorch, FSDP, "
+                 "torchtitan: FP32 parameters updated in place, gradients always clipped)")
+      ->check(CLI::IsMember({"master-weights", "in-place"}))
+      ->capture_default_str();
   cmd.add_option("--schedule", o.schedule, "Pipeline schedule (default 1f1b; interleaved when --vp > 1)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
   cmd.add_option("--attention", o.attention,
@@ -137,6 +146,14 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
 
 namespace {
 
+// A precision as --dtype and --grad-dtype spell it (their checks allow only these).
+spec::Dtype dtype_of(const std::string& text) {
+  return text == "fp8"    ? spec::Dtype::kFp8
+         : text == "fp16" ? spec::Dtype::kFp16
+         : text == "fp32" ? spec::Dtype::kFp32
+                          : spec::Dtype::kBf16;
+}
+
 // "tp,cp,pp,dp" -> axes; every axis exactly once (ep may be left out: it lives inside dp).
 std::vector<spec::Axis> parse_placement(const std::string& text) {
   const std::pair<const char*, spec::Axis> names[] = {{"tp", spec::Axis::kTp}, {"cp", spec::Axis::kCp},
@@ -184,8 +201,10 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                  : o.recompute == "selective" ? spec::Recompute::kSelective
                  : o.recompute == "op"        ? spec::Recompute::kOp
                                               : spec::Recompute::kNone;
-  st.dtype = o.dtype == "fp8" ? spec::Dtype::kFp8 : spec::Dtype::kBf16;
-  st.grad_reduce_dtype = o.grad_dtype == "fp32" ? spec::Dtype::kFp32 : spec::Dtype::kBf16;
+  st.dtype = dtype_of(o.dtype);
+  st.grad_reduce_dtype = dtype_of(o.grad_dtype);
+  st.optimizer_step = o.optimizer_step == "in-place" ? spec::OptimizerStep::kInPlace
+                                                     : spec::OptimizerStep::kMasterWeights;
   st.attention = o.attention == "unfused"    ? spec::AttentionKernel::kUnfused
                  : o.attention == "flash-v1" ? spec::AttentionKernel::kFlashV1
                                              : spec::AttentionKernel::kFlash;

@@ -30,6 +30,9 @@ const char* name(Elementwise k) {
   constexpr const char* kNames[] = {"fused", "eager", "compiled"};
   return kNames[static_cast<int>(k)];
 }
+const char* name(OptimizerStep k) {
+  return k == OptimizerStep::kInPlace ? "in-place" : "master-weights";
+}
 const char* name(PositionKind k) {
   constexpr const char* kNames[] = {"learned", "rope", "alibi", "none"};
   return kNames[static_cast<int>(k)];
@@ -500,6 +503,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.overlap_dp_comm", st.overlap_dp_comm);
   d.field("strategy.grad_sync", name(st.grad_sync));
   d.field("strategy.sharded_collectives", name(st.sharded_collectives));
+  d.field("strategy.optimizer_step", name(st.optimizer_step));
   std::string placement;
   for (const Axis a : st.placement) {
     if (!placement.empty()) placement += ',';

@@ -54,6 +54,7 @@ const char* name(MlpKind k);
 const char* name(NormKind k);
 const char* name(AttentionKernel k);
 const char* name(Elementwise k);
+const char* name(OptimizerStep k);
 const char* name(PositionKind k);
 const char* name(Schedule k);
 const char* name(Recompute k);

@@ -59,6 +59,19 @@ enum class GradSync { kAsReady, kAligned };
 ///    recomputing a layer it releases what its stage3_max_reuse_distance does not keep, and the
 ///    backward gathers that again (workload::fsdp_regather_s).
 enum class ShardedCollectives { kPerLayer, kPerTensorBlocking };
+/// How the framework runs the optimizer step. Both run Adam on FP32 weights (reading them, the
+/// gradients and both moments, writing back all but the gradients) and, when training in FP16,
+/// unscale the gradients and check them for overflow first; the passes around Adam differ.
+///  kMasterWeights: Megatron-LM, Megatron-Core and DeepSpeed's mixed-precision optimizers keep
+///    FP32 master weights and main gradients beside the 16-bit model. 16-bit gradients are cast to
+///    the FP32 main gradients; clipping reads them for the global norm and scales them only when
+///    the norm is over the limit (not priced); after Adam a separate pass copies the masters into
+///    the 16-bit weights; the gradient buffer is zeroed for the next step.
+///  kInPlace: plain PyTorch (DDP with autocast, FSDP's mixed precision, torchtitan): the FP32
+///    parameters are the masters, cast to 16 bits where they are used; torch's clip_grad_norm_
+///    reads the gradients for the norm and always multiplies them by the clamped coefficient;
+///    gradients are set to None rather than zeroed.
+enum class OptimizerStep { kMasterWeights, kInPlace };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };
 
@@ -88,6 +101,7 @@ struct Strategy {
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
   GradSync grad_sync = GradSync::kAsReady;
+  OptimizerStep optimizer_step = OptimizerStep::kMasterWeights;
   ShardedCollectives sharded_collectives = ShardedCollectives::kPerLayer;  // ZeRO-3 only
   Elementwise elementwise = Elementwise::kFusedKernels;
   // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:

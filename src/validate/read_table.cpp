@@ -120,7 +120,9 @@ struct Software {
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_dp = true;
   int zero_stage = 0;
+  Dtype dtype = Dtype::kBf16;
   Dtype grad_reduce = Dtype::kBf16;
+  spec::OptimizerStep optimizer_step = spec::OptimizerStep::kMasterWeights;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
   // Its fused scale-mask-softmax has no PyTorch fallback for the shapes the kernel cannot take:
   // the kernel asserts them, so a run that was measured ran a micro-batch the kernel takes.
@@ -145,11 +147,12 @@ Software software_of(std::string_view source, std::string_view model, std::strin
   Software sw;
   const bool megatron_lm_2021 = contains(source, "Narayanan");
   if (megatron_lm_2021 || contains(source, "Korthikanti")) {
-    // Megatron-LM of 2021 and 2022: attention before FlashAttention (integrated in 2023);
-    // gradients all-reduced in FP16 after the whole backward pass (no bucketed overlap in its
-    // local DDP).
+    // Megatron-LM of 2021 and 2022: attention before FlashAttention (integrated in 2023); FP16
+    // training (--fp16, in both papers' scripts), its gradients all-reduced in FP16 after the
+    // whole backward pass (no bucketed overlap in its local DDP).
     sw.attention = AttentionKernel::kUnfused;
     sw.overlap_dp = false;
+    sw.dtype = Dtype::kFp16;
     sw.grad_reduce = Dtype::kFp16;
     sw.fused_cross_entropy = false;  // vocab_parallel_cross_entropy(output.float(), labels)
     // Its pipeline sent 1/tp of each boundary tensor from every TP rank and gathered the pieces
@@ -187,6 +190,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // parameters after forward (ZeRO-2-like).
     sw.zero_stage = pp > 1 ? 2 : 3;
     sw.grad_reduce = Dtype::kFp32;
+    sw.optimizer_step = spec::OptimizerStep::kInPlace;  // FSDP2's FP32 parameters, max_norm 1.0
     sw.micro_batches_equal_pp = true;
     // torchtitan's "selective" is its op-level policy unless the row says otherwise: its Llama
     // configs set selective_ac_option = 'op' (train_configs/llama3_8b.toml).
@@ -235,9 +239,15 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // ZeroRedundancyOptimizer shards the optimizer (DDPStrategyZero1).
     sw.attention = AttentionKernel::kFlashV1;
     sw.grad_reduce = Dtype::kFp32;
+    // apex's FusedAdam on the FP32 weights; Lightning clips with gradient_clip_val 1.0
+    // (experiment/pile/base.yaml) through torch's clip_grad_norm_.
+    sw.optimizer_step = spec::OptimizerStep::kInPlace;
     if (contains(notes, "ZeRO-1")) sw.zero_stage = 1;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
+    // FSDP's FP32 flat parameters, clipped by FSDP's clip_grad_norm_ (its pretraining YAMLs'
+    // gradient_clipping, clipping_threshold 1.0).
+    sw.optimizer_step = spec::OptimizerStep::kInPlace;
     // The A100 40GB table came from the benchmark script's first form: its Precision and MP Mode
     // columns read "bf16" and "PURE", as that script wrote them (precision as given, FSDP mixed
     // precision default PURE), and it set the model's attn_impl from --attn_impl, default
@@ -413,7 +423,9 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   parse_recompute(r.text("recompute"), sw, r, st);
   st.attention = sw.attention;
   st.zero_stage = sw.zero_stage;
+  st.dtype = sw.dtype;
   st.grad_reduce_dtype = sw.grad_reduce;
+  st.optimizer_step = sw.optimizer_step;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;

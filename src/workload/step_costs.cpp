@@ -11,9 +11,12 @@ namespace {
 using cost::CollectiveKind;
 using spec::Axis;
 
-// Bytes per parameter an Adam step streams: reads FP32 master, gradient, m and v; writes master,
-// m, v and the BF16 working copy (4 + 4 + 4 + 4 + 4 + 4 + 4 + 2).
-constexpr double kAdamBytesPerParam = 30;
+// Bytes per parameter Adam streams (apex's FusedAdam, torch's fused AdamW): reads the FP32
+// weight, gradient and both moments; writes the weight and both moments (4 x 4 + 3 x 4).
+constexpr double kAdamBytesPerParam = 28;
+// An FP32 master weight or main gradient, and a 16-bit model weight.
+constexpr double kFp32Bytes = 4;
+constexpr double k16BitBytes = 2;
 // Dynamic FP8 scaling (torchao Float8Linear's tensorwise scaling; Transformer Engine's current
 // scaling) casts every GEMM operand from BF16 to FP8 in two kernels: one finds the tensor's
 // largest magnitude (torchao's tensor_to_amax, torch.max(torch.abs(x)); TE's nvte_compute_amax),
@@ -352,8 +355,25 @@ double tied_embedding_sync_s(const spec::Scenario& s) {
 }
 
 double optimizer_s(const spec::Scenario& s, double params) {
-  const int shards = s.strategy.zero_stage >= 1 ? gradient_group(s.strategy).size : 1;
-  return cost::memory_time_s(kAdamBytesPerParam * params / shards, s.cluster.gpu);
+  const spec::Strategy& st = s.strategy;
+  const int shards = gradient_group(st).size;
+  const double updated = params / (st.zero_stage >= 1 ? shards : 1);  // the optimizer's shard
+  const double held = params / (st.zero_stage >= 2 ? shards : 1);     // the gradients a rank holds
+  const bool master_weights = st.optimizer_step == spec::OptimizerStep::kMasterWeights;
+  // Master weights clip and unscale their main gradients, the optimizer's shard; in place, the
+  // parameters' own gradients.
+  const double clipped = master_weights ? updated : held;
+  double bytes = kAdamBytesPerParam * updated + kFp32Bytes * clipped;  // Adam and the norm's read
+  if (st.dtype == spec::Dtype::kFp16) bytes += 2 * kFp32Bytes * clipped;  // unscale: read, write
+  if (master_weights) {
+    const double grad = gradient_bytes(st);
+    if (grad < kFp32Bytes) bytes += (grad + kFp32Bytes) * updated;  // cast to the main gradients
+    bytes += (kFp32Bytes + k16BitBytes) * updated;  // masters copied into the 16-bit weights
+    bytes += grad * held;                           // the gradient buffer zeroed
+  } else {
+    bytes += 2 * kFp32Bytes * held;  // clip_grad_norm_'s multiply: read, write
+  }
+  return cost::memory_time_s(bytes, s.cluster.gpu);
 }
 
 }  // namespace stepcast::workload

@@ -124,7 +124,8 @@ double dp_gather_s(const spec::Scenario& s, double params);
 /// on both (Megatron-LM's embedding group, `finalize_model_grads` in Megatron-Core; DeepSpeed's
 /// ReduceTiedGrads); 0 without a copy (tied_embedding_copy_params).
 double tied_embedding_sync_s(const spec::Scenario& s);
-/// Adam over the parameters this GPU updates: `params` split by the ZeRO shard when sharded.
+/// The optimizer step over a stage of `params` parameters: Adam over the ZeRO shard this GPU
+/// updates and the memory passes around it that Strategy::optimizer_step names.
 double optimizer_s(const spec::Scenario& s, double params);
 
 }  // namespace stepcast::workload

@@ -177,6 +177,24 @@ TEST(Cli, FirstGenerationFlashAttentionIsSlowerThanFlashAttentionTwo) {
   EXPECT_EQ(v1["memory"]["per_gpu_gib"], v2["memory"]["per_gpu_gib"]);
 }
 
+TEST(Cli, OptimizerStepAndFp16ChangeOnlyTheOptimizersTime) {
+  const std::string args = "estimate --model llama3.1-8b --gpus 8 --grad-dtype fp32 --json";
+  const auto optimizer_s = [&](const std::string& extra) {
+    const Invocation r = stepcast(args + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0
+               ? nlohmann::json::parse(r.output)["breakdown"]["optimizer_s"].get<double>()
+               : 0;
+  };
+  const double master = optimizer_s("");
+  // 40 bytes a parameter in place against 42 with master weights; FP16 adds the unscale's 8.
+  EXPECT_NEAR(optimizer_s(" --optimizer-step in-place") / master, 40.0 / 42, 0.01);
+  EXPECT_NEAR(optimizer_s(" --dtype fp16") / master, 50.0 / 42, 0.01);
+  const Invocation bad = stepcast("estimate --optimizer-step sgd");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("master-weights"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);

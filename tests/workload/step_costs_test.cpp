@@ -307,5 +307,67 @@ TEST(HbmShare, AKernelAskedToShareMoreThanTheHbmDeliversKeepsHalfOfIt) {
   EXPECT_DOUBLE_EQ(cost::memory_time_s(1e9, gpu, 0), 1e9 / achievable + gpu.kernel_overhead_s);
 }
 
+// Llama 3.1 8B data-parallel over a DGX H100's 8 GPUs, gradients reduced in `grad`.
+spec::Scenario data_parallel_llama(int zero_stage, spec::Dtype grad, spec::OptimizerStep step) {
+  spec::Scenario s;
+  s.model = spec::model_preset("llama3.1-8b");
+  s.cluster = spec::cluster_preset("dgx-h100");
+  s.gpus = 8;
+  s.strategy.zero_stage = zero_stage;
+  s.strategy.global_batch = 8;
+  s.strategy.seq_len = 4096;
+  s.strategy.grad_reduce_dtype = grad;
+  s.strategy.optimizer_step = step;
+  return spec::complete_and_validate(s);
+}
+
+// The bytes per parameter an optimizer step streams, read back from its time.
+double optimizer_bytes_per_param(const spec::Scenario& s) {
+  constexpr double kParams = 1e9;
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  return (optimizer_s(s, kParams) - gpu.kernel_overhead_s) * gpu.hbm_bandwidth_Bps *
+         gpu.memory_efficiency / kParams;
+}
+
+constexpr auto kMaster = spec::OptimizerStep::kMasterWeights;
+constexpr auto kInPlace = spec::OptimizerStep::kInPlace;
+
+TEST(Optimizer, MasterWeightsStreamTheNormAdamTheMasterCopyAndTheZeroingAndCast16BitGradients) {
+  // Norm 4, Adam 28, master copy 4 + 2, zeroing the gradient buffer 4; BF16 gradients are also
+  // cast to FP32 main gradients (2 + 4) and their buffer is zeroed at 2 bytes.
+  EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(0, spec::Dtype::kFp32, kMaster)), 42,
+              1e-6);
+  EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(0, spec::Dtype::kBf16, kMaster)), 46,
+              1e-6);
+}
+
+TEST(Optimizer, InPlaceAlwaysScalesTheGradientsAndNeitherCopiesNorZeroes) {
+  // Norm 4, clip_grad_norm_'s multiply 4 + 4, Adam 28.
+  EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(0, spec::Dtype::kFp32, kInPlace)), 40,
+              1e-6);
+}
+
+TEST(Optimizer, Fp16TrainingAddsTheUnscalePassOverTheClippedGradients) {
+  for (const spec::OptimizerStep step : {kMaster, kInPlace}) {
+    spec::Scenario bf16 = data_parallel_llama(0, spec::Dtype::kFp32, step);
+    spec::Scenario fp16 = bf16;
+    fp16.strategy.dtype = spec::Dtype::kFp16;
+    EXPECT_NEAR(optimizer_bytes_per_param(fp16) - optimizer_bytes_per_param(bf16), 8, 1e-6);
+  }
+}
+
+TEST(Optimizer, UnderZero1MasterWeightsZeroTheWholeBufferAndPlainPyTorchClipsEveryGradient) {
+  // Megatron's distributed optimizer clips its shard's main gradients but zeroes the whole BF16
+  // buffer: 46 - 2 = 44 over 8, plus 2. PyTorch's ZeroRedundancyOptimizer updates an eighth but
+  // clip_grad_norm_ reads and scales all of DDP's gradients: 28 over 8, plus 12.
+  EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(1, spec::Dtype::kBf16, kMaster)),
+              44.0 / 8 + 2, 1e-6);
+  EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(1, spec::Dtype::kFp32, kInPlace)),
+              28.0 / 8 + 12, 1e-6);
+  // Under FSDP every pass runs on the rank's shard.
+  EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(3, spec::Dtype::kFp32, kInPlace)),
+              40.0 / 8, 1e-6);
+}
+
 }  // namespace
 }  // namespace stepcast::workload
