@@ -252,16 +252,20 @@ Estimate estimate(const spec::Scenario& s) {
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
   // kernels, which run on the SMs the collectives leave while they run. Blocking collectives
-  // hide nothing and slow nothing.
+  // hide nothing and slow nothing. FSDP2's copy out of each gather runs on the compute stream
+  // before the layer, its gradients' copy in on the reduce-scatter's stream before the scatter.
   double layer_fsdp = 0;
   if (st.zero_stage >= 3) {
     const double gather = workload::fsdp_gather_s(s);
-    const double scatter = workload::fsdp_scatter_s(s);
+    const double scatter = workload::fsdp_copy_in_s(s) + workload::fsdp_scatter_s(s);
+    const double copy_out = workload::fsdp_copy_out_s(s);
     const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
                      ? 2 * gather + regather + scatter
-                     : overlapped_s(layer_fwd, layer_fwd_beside, gather) - layer_fwd +
-                           sharded_backward_s(layer_bwd, layer_bwd_beside, layer_bwd_beside_two, gather, scatter) -
+                     : overlapped_s(layer_fwd + copy_out, layer_fwd_beside + copy_out, gather) -
+                           layer_fwd +
+                           sharded_backward_s(layer_bwd + copy_out, layer_bwd_beside + copy_out,
+                                              layer_bwd_beside_two + copy_out, gather, scatter) -
                            layer_bwd;
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;

@@ -107,11 +107,14 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
          "chunk's buckets together, every stage at once)")
       ->check(CLI::IsMember({"ready", "aligned"}))
       ->capture_default_str();
-  cmd.add_option("--zero3-collectives", o.sharded_collectives,
-                 "How ZeRO-3 moves each layer: layer (one prefetched all-gather and reduce-scatter per "
-                 "layer: PyTorch FSDP, DeepSpeed since mid-2021) or tensor-blocking (one blocking "
-                 "collective per parameter tensor: DeepSpeed 0.3.x)")
-      ->check(CLI::IsMember({"layer", "tensor-blocking"}))->capture_default_str();
+  cmd.add_option(
+         "--zero3-collectives", o.sharded_collectives,
+         "How ZeRO-3 moves each layer: layer (one prefetched all-gather and reduce-scatter per "
+         "layer: PyTorch FSDP, DeepSpeed since mid-2021), parameter (as layer, plus the copies "
+         "of per-parameter sharding: PyTorch FSDP2, torchtitan) or tensor-blocking (one "
+         "blocking collective per parameter tensor: DeepSpeed 0.3.x)")
+      ->check(CLI::IsMember({"layer", "parameter", "tensor-blocking"}))
+      ->capture_default_str();
   cmd.add_flag(
       "--pp-scatter-gather", st.pp_scatter_gather,
       "Megatron-LM's scatter/gather of pipeline tensors (2021-2022, without --sp), or DeepSpeed's "
@@ -215,8 +218,10 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                    : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
                                                  : spec::Elementwise::kFusedKernels;
   st.grad_sync = o.grad_sync == "aligned" ? spec::GradSync::kAligned : spec::GradSync::kAsReady;
-  st.sharded_collectives = o.sharded_collectives == "tensor-blocking" ? spec::ShardedCollectives::kPerTensorBlocking
-                                                                       : spec::ShardedCollectives::kPerLayer;
+  st.sharded_collectives =
+      o.sharded_collectives == "tensor-blocking" ? spec::ShardedCollectives::kPerTensorBlocking
+      : o.sharded_collectives == "parameter"     ? spec::ShardedCollectives::kPerParameter
+                                                 : spec::ShardedCollectives::kPerLayer;
   if (!o.host_dispatch.empty()) {
     try {
       st.host_dispatch_s = core::parse_quantity(o.host_dispatch, core::Dimension::kTime);

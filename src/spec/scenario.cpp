@@ -58,7 +58,7 @@ const char* name(GradSync k) {
   return kNames[static_cast<int>(k)];
 }
 const char* name(ShardedCollectives k) {
-  constexpr const char* kNames[] = {"layer", "tensor-blocking"};
+  constexpr const char* kNames[] = {"layer", "tensor-blocking", "parameter"};
   return kNames[static_cast<int>(k)];
 }
 const char* name(Axis k) {

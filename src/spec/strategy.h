@@ -58,7 +58,12 @@ enum class GradSync { kAsReady, kAligned };
 ///    each gather and waiting on each gradient reduce-scatter, so none overlaps compute; after
 ///    recomputing a layer it releases what its stage3_max_reuse_distance does not keep, and the
 ///    backward gathers that again (workload::fsdp_regather_s).
-enum class ShardedCollectives { kPerLayer, kPerTensorBlocking };
+///  kPerParameter: PyTorch's FSDP2 (fully_shard; torchtitan), which shards each parameter on its
+///    own: as kPerLayer, but the gathered flat buffer is copied out into the layer's parameters on
+///    the compute stream before the layer runs (foreach_all_gather_copy_out), and the gradients
+///    are copied into a flat buffer, cast to the reduce dtype, on the reduce-scatter's stream
+///    before it starts (foreach_reduce_scatter_copy_in).
+enum class ShardedCollectives { kPerLayer, kPerTensorBlocking, kPerParameter };
 /// How the framework runs the optimizer step. Both run Adam on FP32 weights (reading them, the
 /// gradients and both moments, writing back all but the gradients) and, when training in FP16,
 /// unscale the gradients and check them for overflow first; the passes around Adam differ.

@@ -189,6 +189,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // FSDP2 with reduce_dtype float32; with pipeline parallelism torchtitan does not reshard
     // parameters after forward (ZeRO-2-like).
     sw.zero_stage = pp > 1 ? 2 : 3;
+    sw.sharded_collectives = spec::ShardedCollectives::kPerParameter;
     sw.grad_reduce = Dtype::kFp32;
     sw.optimizer_step = spec::OptimizerStep::kInPlace;  // FSDP2's FP32 parameters, max_norm 1.0
     sw.micro_batches_equal_pp = true;

@@ -76,6 +76,8 @@ class StepBuilder {
         activation_bytes_(stored_layer_activation_bytes(s)),
         fsdp_gather_s_(st_.zero_stage >= 3 ? fsdp_gather_s(s) : 0),
         fsdp_scatter_s_(st_.zero_stage >= 3 ? fsdp_scatter_s(s) : 0),
+        fsdp_copy_out_s_(st_.zero_stage >= 3 ? fsdp_copy_out_s(s) : 0),
+        fsdp_copy_in_s_(st_.zero_stage >= 3 ? fsdp_copy_in_s(s) : 0),
         fsdp_regather_s_(st_.zero_stage >= 3 && st_.recompute == spec::Recompute::kFull
                              ? fsdp_regather_s(s)
                              : 0),
@@ -122,7 +124,8 @@ class StepBuilder {
     t.duration_ns = to_ns(seconds);
     t.layer = layer;
     t.micro_batch = mb;
-    t.link = link(category, kind);
+    t.link = kind == TaskKind::kCompute ? graph::kNoLink
+                                        : link(category, kind);  // kernels cross no link
     // NCCL's kernels hold SMs while they run; async TP moves its shards with copy engines
     // (PyTorch's symmetric-memory all-gather matmul), which hold none.
     t.holds_sms = kind == TaskKind::kCollective && !(category == Category::kTensorParallel && st_.overlap_tp_comm);
@@ -153,8 +156,9 @@ class StepBuilder {
   }
 
   // A task beside the compute stream, starting once the last compute task has ended.
-  TaskId side(std::uint16_t stream, Category category, double seconds, std::string_view name, int layer, int mb) {
-    const TaskId id = add(TaskKind::kCollective, stream, category, seconds, name, layer, mb);
+  TaskId side(std::uint16_t stream, Category category, double seconds, std::string_view name,
+              int layer, int mb, TaskKind kind = TaskKind::kCollective) {
+    const TaskId id = add(kind, stream, category, seconds, name, layer, mb);
     if (last_ != kNone) g_.add_edge(last_, id);
     returned_when_done(id);
     return id;
@@ -306,6 +310,9 @@ class StepBuilder {
       }
     }
     const TaskId before = last_;
+    if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward) && fsdp_copy_out_s_ > 0)
+      compute(TaskKind::kCompute, Category::kShardedData, fsdp_copy_out_s_, "fsdp.copy_out", layer,
+              mb, 0);
     if (mode == Mode::kBackward && layer_recomputed(st_, layer)) {
       run_ops(layer_kind(layer), Mode::kRecompute, layer, mb);
       if (fsdp && blocking) sharded_blocking(fsdp_regather_s_, "fsdp.all_gather", layer, mb);
@@ -317,6 +324,9 @@ class StepBuilder {
       if (blocking) {
         sharded_blocking(fsdp_scatter_s_, "fsdp.reduce_scatter", layer, mb);
       } else {
+        if (fsdp_copy_in_s_ > 0)
+          side(kGradientStream, Category::kShardedData, fsdp_copy_in_s_, "fsdp.copy_in", layer, mb,
+               TaskKind::kCompute);
         side(kGradientStream, Category::kShardedData, fsdp_scatter_s_, "fsdp.reduce_scatter", layer, mb);
       }
     }
@@ -714,6 +724,7 @@ class StepBuilder {
   const double layer_params_;
   const double activation_bytes_;
   const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
+  const double fsdp_copy_out_s_, fsdp_copy_in_s_;  // FSDP2's copies around them
   const double fsdp_regather_s_;                 // DeepSpeed 0.3.x after recomputing a layer
   const double p2p_s_;  // one pipeline transfer
   const double tied_sync_s_;        // the first and last stages' tied embedding gradient sync

@@ -64,7 +64,8 @@ double op_checkpoint_bytes(const spec::Scenario& s) {
 // gathered parameters once more than stage3_max_live_parameters (default 1e9, DeepSpeed's
 // config documentation) are resident: at most that plus the largest tensor being gathered.
 double gathered_params(const spec::Scenario& s, double layer_params) {
-  if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) return 2 * layer_params;
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking)
+    return 2 * layer_params;
   double largest = 0;
   for (const Op& op : layer_ops(s, s.model.is_moe())) {
     for_each_trained_tensor(op, [&](double elements) { largest = std::max(largest, elements); });

@@ -130,7 +130,7 @@ double average_layer(const spec::ModelSpec& m, LayerCost cost) {
 }
 
 double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s) {
-  if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerLayer) {
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
     return collective_s(kind, bytes_per_element * fsdp_layer_params(s), gradient_group(s.strategy), s);
   }
   return average_layer(s.model, [&](bool moe_layer) {
@@ -331,6 +331,19 @@ double fsdp_regather_s(const spec::Scenario& s) {
 
 double fsdp_scatter_s(const spec::Scenario& s) {
   return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s);
+}
+
+double fsdp_copy_out_s(const spec::Scenario& s) {
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerParameter) return 0;
+  return cost::memory_time_s(2 * kGatheredParamBytes * fsdp_layer_params(s),
+                             s.cluster.gpu);  // read, write
+}
+
+double fsdp_copy_in_s(const spec::Scenario& s) {
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerParameter) return 0;
+  // The backward's gradients are at the precision of the layer's activations.
+  const double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
+  return cost::memory_time_s(bytes * fsdp_layer_params(s), s.cluster.gpu);
 }
 
 double dp_reduce_s(const spec::Scenario& s, double params) {

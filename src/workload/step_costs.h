@@ -115,6 +115,12 @@ double fsdp_scatter_s(const spec::Scenario& s);
 /// of the layer it gathers again for the backward, having released it after the recomputation.
 /// 0 under per-layer sharding, which keeps the layer gathered through both.
 double fsdp_regather_s(const spec::Scenario& s);
+/// FSDP2 (ShardedCollectives::kPerParameter), per layer and gather: the compute stream's copy of
+/// the gathered parameters out of the all-gather's buffer; per layer and reduce-scatter: the
+/// copy of the gradients into its buffer, cast to the reduce dtype, on the reduce-scatter's
+/// stream. 0 under the other kinds, which gather into the parameters' own storage.
+double fsdp_copy_out_s(const spec::Scenario& s);
+double fsdp_copy_in_s(const spec::Scenario& s);
 /// Data-parallel gradient reduction of `params` parameters (all-reduce, or reduce-scatter under
 /// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
 double dp_reduce_s(const spec::Scenario& s, double params);

@@ -205,6 +205,22 @@ TEST(Estimate, PrefetchedZero3GathersHideButSlowTheKernelsBesideThemOnTheSmsThey
   EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, hbm_only, 1e-12);
 }
 
+TEST(Estimate, Fsdp2sCopyOutOfEachGatherRunsOnTheComputeStream) {
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096);
+  s.strategy.zero_stage = 3;
+  s = spec::complete_and_validate(s);
+  const double fsdp1 = estimate(s).breakdown.fsdp_comm_s;
+  s.strategy.sharded_collectives = spec::ShardedCollectives::kPerParameter;
+  const double copies = s.model.layers * 2 * workload::fsdp_copy_out_s(s);  // forward and backward
+  ASSERT_GT(copies, 0);
+  // Each copy-out also widens the window the next gather hides in, and each copy in of the
+  // gradients delays its reduce-scatter, which then runs beside the kernels longer: the step
+  // grows by about the copies out, at most by them and the copies in.
+  const double fsdp2 = estimate(s).breakdown.fsdp_comm_s;
+  EXPECT_GT(fsdp2 - fsdp1, 0.9 * copies);
+  EXPECT_LE(fsdp2 - fsdp1, copies + s.model.layers * workload::fsdp_copy_in_s(s));
+}
+
 TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {
   const Estimate e = estimate(scenario("llama3.1-70b", "dgx-h100", 64, 8, 4, 1, 1, 64, 4096));
   EXPECT_GT(e.breakdown.tp_comm_s, 0);

@@ -101,6 +101,11 @@ TEST(Cli, Zero3CollectivesPerTensorExposeWhatPerLayerPrefetchHides) {
   EXPECT_GT(breakdown(layer, "fsdp_comm_s"), 0.0);
   EXPECT_LT(breakdown(layer, "fsdp_comm_s"), (108.0 / 60 - 1) * breakdown(layer, "compute_s"));
   EXPECT_GT(breakdown(tensor, "fsdp_comm_s"), 3 * breakdown(layer, "fsdp_comm_s"));
+  // FSDP2 adds its copies out of each gather on the compute stream.
+  const Invocation parameter = stepcast(zero3 + "parameter");
+  ASSERT_EQ(parameter.exit_code, 0) << parameter.output;
+  EXPECT_GT(breakdown(parameter, "fsdp_comm_s"), breakdown(layer, "fsdp_comm_s"));
+  EXPECT_EQ(breakdown(parameter, "compute_s"), breakdown(layer, "compute_s"));
   EXPECT_EQ(stepcast(zero3 + "tensor").exit_code, 2);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -149,6 +150,59 @@ TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopies
       EXPECT_TRUE(g.task(id).holds_sms) << g.name(id);
     }
   }
+}
+
+TEST(Build,
+     Fsdp2CopiesEachGatherOutOnTheComputeStreamAndEachLayersGradientsInBeforeItsReduceScatter) {
+  const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100",
+                                    {.gpus = 8,
+                                     .tp = 1,
+                                     .zero = 3,
+                                     .global_batch = 8,
+                                     .sharded = spec::ShardedCollectives::kPerParameter});
+  const graph::ExecGraph g = build(s);
+  int copies_out = 0, copies_in = 0;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    const graph::Task& t = g.task(id);
+    const auto preceded_by = [&](std::string_view name) {
+      return std::ranges::any_of(g.predecessors(id), [&](graph::TaskId p) {
+        return g.name(p) == name && g.task(p).layer == t.layer &&
+               g.task(p).micro_batch == t.micro_batch;
+      });
+    };
+    if (g.name(id) == "fsdp.copy_out") {
+      ++copies_out;
+      EXPECT_EQ(t.stream, kComputeStream);
+      EXPECT_TRUE(preceded_by("fsdp.all_gather")) << t.layer;
+    }
+    if (g.name(id) == "fsdp.copy_in") {
+      ++copies_in;
+      EXPECT_EQ(t.stream, kGradientStream);
+      EXPECT_FALSE(t.holds_sms);  // an ordinary kernel: neither NCCL's SMs nor the network
+      EXPECT_EQ(t.link, graph::kNoLink);
+    }
+  }
+  EXPECT_EQ(copies_out, 2 * s.model.layers);  // one micro-batch: forward and backward
+  EXPECT_EQ(copies_in, s.model.layers);
+  // Each reduce-scatter starts once its layer's gradients are copied in.
+  const sim::Timeline timeline = sim::run(g);
+  std::map<int, sim::Time> copied_in;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    if (g.name(id) == "fsdp.copy_in") copied_in[g.task(id).layer] = timeline.spans[id].end_ns;
+  }
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    if (g.name(id) == "fsdp.reduce_scatter") {
+      EXPECT_GE(timeline.spans[id].start_ns, copied_in.at(g.task(id).layer)) << g.task(id).layer;
+    }
+  }
+  // The copies out lengthen the step, less what more of each gather hides behind them: at least
+  // half of them, at most them and the copies in.
+  spec::Scenario fsdp1 = s;
+  fsdp1.strategy.sharded_collectives = spec::ShardedCollectives::kPerLayer;
+  const double copies = 2 * s.model.layers * fsdp_copy_out_s(s);
+  const double longer = simulated(s) - simulated(fsdp1);
+  EXPECT_GT(longer, 0.5 * copies);
+  EXPECT_LT(longer, copies + s.model.layers * fsdp_copy_in_s(s));
 }
 
 TEST(Build, MemoryBoundKernelsBesideCollectivesAreSlowedByTheHbmTheyTakeWhereNoSmsAreHeld) {

@@ -30,6 +30,7 @@ spec::Scenario zero3_gpt3(int gpus, spec::ShardedCollectives collectives) {
 
 constexpr auto kPerLayer = spec::ShardedCollectives::kPerLayer;
 constexpr auto kPerTensor = spec::ShardedCollectives::kPerTensorBlocking;
+constexpr auto kPerParameter = spec::ShardedCollectives::kPerParameter;
 
 // A GPT layer's tensors: QKV (h x 3h), projection (h x h), MLP up (h x 4h) and down (4h x h)
 // weights, four biases and two LayerNorms' scales and shifts. The biases and norms (at most 4h =
@@ -100,6 +101,26 @@ TEST(ShardedCollectives, NothingIsGatheredAgainWhereTheLayerFitsTheReuseDistance
   // One gather per layer (PyTorch FSDP) keeps the unit gathered from the recomputation through
   // its backward.
   EXPECT_EQ(fsdp_regather_s(zero3_gpt3(1536, kPerLayer)), 0);
+}
+
+TEST(ShardedCollectives,
+     Fsdp2CopiesEachGatherOutAndEachLayersGradientsInWhereFsdp1UsesTheBuffersInPlace) {
+  spec::Scenario s = zero3_gpt3(64, kPerParameter);
+  const double h = s.model.hidden;
+  const double layer = 12 * h * h + 13 * h;  // QKV, projection, MLP weights and biases, two norms
+  // Out of the gathered BF16 buffer into the parameters: read 2 B, write 2 B.
+  EXPECT_NEAR(fsdp_copy_out_s(s), cost::memory_time_s(4 * layer, s.cluster.gpu), 1e-12);
+  // The BF16 gradients into the reduce-scatter's buffer at its dtype: read 2 B, write 2 B, or
+  // 4 B where the reduction runs in FP32 (torchtitan).
+  EXPECT_NEAR(fsdp_copy_in_s(s), cost::memory_time_s(4 * layer, s.cluster.gpu), 1e-12);
+  s.strategy.grad_reduce_dtype = spec::Dtype::kFp32;
+  EXPECT_NEAR(fsdp_copy_in_s(s), cost::memory_time_s(6 * layer, s.cluster.gpu), 1e-12);
+  // The collectives themselves are FSDP1's.
+  EXPECT_EQ(fsdp_gather_s(zero3_gpt3(64, kPerParameter)), fsdp_gather_s(zero3_gpt3(64, kPerLayer)));
+  for (const auto other : {kPerLayer, kPerTensor}) {
+    EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(64, other)), 0);
+    EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(64, other)), 0);
+  }
 }
 
 TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
