@@ -121,9 +121,15 @@ double overlapped_s(double alone, double beside, double comm) { return overlappe
 // A layer's backward beside FSDP's two collectives: the next layer's gather and this layer's
 // reduce-scatter run on streams of their own and cross the same links, so they share the
 // bandwidth while both run (2 min(gather, scatter)), each holding its SMs, and the longer one
-// finishes alone.
-double sharded_backward_s(double alone, double beside, double beside_two, double gather, double scatter) {
-  return overlapped_s(alone, {{2 * std::min(gather, scatter), beside_two}, {std::abs(gather - scatter), beside}});
+// finishes alone. FSDP2 first copies the gradients in on the scatter's stream (`copy_in`), a
+// kernel that crosses no link: the gather has the link to itself meanwhile.
+double sharded_backward_s(double alone, double beside, double beside_two, double gather,
+                          double copy_in, double scatter) {
+  const double shared = std::max(0.0, gather - copy_in);  // what is left of the gather
+  return overlapped_s(alone, {{std::min(gather, copy_in), beside},
+                              {std::max(0.0, copy_in - gather), beside},
+                              {2 * std::min(shared, scatter), beside_two},
+                              {std::abs(shared - scatter), beside}});
 }
 
 // Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
@@ -257,7 +263,7 @@ Estimate estimate(const spec::Scenario& s) {
   double layer_fsdp = 0;
   if (st.zero_stage >= 3) {
     const double gather = workload::fsdp_gather_s(s);
-    const double scatter = workload::fsdp_copy_in_s(s) + workload::fsdp_scatter_s(s);
+    const double scatter = workload::fsdp_scatter_s(s);
     const double copy_out = workload::fsdp_copy_out_s(s);
     const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
@@ -265,7 +271,8 @@ Estimate estimate(const spec::Scenario& s) {
                      : overlapped_s(layer_fwd + copy_out, layer_fwd_beside + copy_out, gather) -
                            layer_fwd +
                            sharded_backward_s(layer_bwd + copy_out, layer_bwd_beside + copy_out,
-                                              layer_bwd_beside_two + copy_out, gather, scatter) -
+                                              layer_bwd_beside_two + copy_out, gather,
+                                              workload::fsdp_copy_in_s(s), scatter) -
                            layer_bwd;
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;

@@ -213,11 +213,11 @@ TEST(Estimate, Fsdp2sCopyOutOfEachGatherRunsOnTheComputeStream) {
   s.strategy.sharded_collectives = spec::ShardedCollectives::kPerParameter;
   const double copies = s.model.layers * 2 * workload::fsdp_copy_out_s(s);  // forward and backward
   ASSERT_GT(copies, 0);
-  // Each copy-out also widens the window the next gather hides in, and each copy in of the
-  // gradients delays its reduce-scatter, which then runs beside the kernels longer: the step
-  // grows by about the copies out, at most by them and the copies in.
+  // Each copy-out also widens the window the next gather hides in, and while the gradients are
+  // copied in the gather has the link to itself: the step grows by less than the copies out,
+  // here by at least half of them, and at most by them and the copies in.
   const double fsdp2 = estimate(s).breakdown.fsdp_comm_s;
-  EXPECT_GT(fsdp2 - fsdp1, 0.9 * copies);
+  EXPECT_GT(fsdp2 - fsdp1, 0.5 * copies);
   EXPECT_LE(fsdp2 - fsdp1, copies + s.model.layers * workload::fsdp_copy_in_s(s));
 }
 

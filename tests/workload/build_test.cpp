@@ -203,6 +203,9 @@ TEST(Build,
   const double longer = simulated(s) - simulated(fsdp1);
   EXPECT_GT(longer, 0.5 * copies);
   EXPECT_LT(longer, copies + s.model.layers * fsdp_copy_in_s(s));
+  const double closed_form =
+      analytic::estimate(s).step_time_s - analytic::estimate(fsdp1).step_time_s;
+  EXPECT_NEAR(closed_form, longer, 0.1 * longer);
 }
 
 TEST(Build, MemoryBoundKernelsBesideCollectivesAreSlowedByTheHbmTheyTakeWhereNoSmsAreHeld) {
