@@ -139,6 +139,12 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
   });
 }
 
+// FSDP2 copies only around collectives that run: a group of one gathers nothing.
+bool fsdp2_copies(const spec::Scenario& s) {
+  return s.strategy.sharded_collectives == spec::ShardedCollectives::kPerParameter &&
+         gradient_group(s.strategy).size > 1;
+}
+
 }  // namespace
 
 bool fp8_gemm(const Op& op, const spec::Scenario& s) {
@@ -334,13 +340,13 @@ double fsdp_scatter_s(const spec::Scenario& s) {
 }
 
 double fsdp_copy_out_s(const spec::Scenario& s) {
-  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerParameter) return 0;
+  if (!fsdp2_copies(s)) return 0;
   return cost::memory_time_s(2 * kGatheredParamBytes * fsdp_layer_params(s),
                              s.cluster.gpu);  // read, write
 }
 
 double fsdp_copy_in_s(const spec::Scenario& s) {
-  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerParameter) return 0;
+  if (!fsdp2_copies(s)) return 0;
   // The backward's gradients are at the precision of the layer's activations.
   const double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
   return cost::memory_time_s(bytes * fsdp_layer_params(s), s.cluster.gpu);

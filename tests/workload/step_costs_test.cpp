@@ -117,6 +117,9 @@ TEST(ShardedCollectives,
   EXPECT_NEAR(fsdp_copy_in_s(s), cost::memory_time_s(6 * layer, s.cluster.gpu), 1e-12);
   // The collectives themselves are FSDP1's.
   EXPECT_EQ(fsdp_gather_s(zero3_gpt3(64, kPerParameter)), fsdp_gather_s(zero3_gpt3(64, kPerLayer)));
+  // Nor where nothing is gathered: one rank.
+  EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(1, kPerParameter)), 0);
+  EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(1, kPerParameter)), 0);
   for (const auto other : {kPerLayer, kPerTensor}) {
     EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(64, other)), 0);
     EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(64, other)), 0);
