@@ -74,6 +74,14 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                  "torchtitan: FP32 parameters updated in place, gradients always clipped)")
       ->check(CLI::IsMember({"master-weights", "in-place"}))
       ->capture_default_str();
+  cmd.add_option(
+         "--grad-accumulation", o.grad_accumulation,
+         "How micro-batches' weight gradients are summed: separate (a kernel per tensor adds "
+         "each into the accumulated one: PyTorch, DeepSpeed, Megatron-LM of 2021) or fused "
+         "(the weight-gradient GEMM adds into the main gradient: Megatron-Core, Transformer "
+         "Engine)")
+      ->check(CLI::IsMember({"separate", "fused"}))
+      ->capture_default_str();
   cmd.add_option("--schedule", o.schedule, "Pipeline schedule (default 1f1b; interleaved when --vp > 1)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
   cmd.add_option("--attention", o.attention,
@@ -208,6 +216,8 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.grad_reduce_dtype = dtype_of(o.grad_dtype);
   st.optimizer_step = o.optimizer_step == "in-place" ? spec::OptimizerStep::kInPlace
                                                      : spec::OptimizerStep::kMasterWeights;
+  st.grad_accumulation = o.grad_accumulation == "fused" ? spec::GradAccumulation::kFusedIntoGemm
+                                                        : spec::GradAccumulation::kSeparateKernel;
   st.attention = o.attention == "unfused"    ? spec::AttentionKernel::kUnfused
                  : o.attention == "flash-v1" ? spec::AttentionKernel::kFlashV1
                                              : spec::AttentionKernel::kFlash;

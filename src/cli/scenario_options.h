@@ -24,6 +24,7 @@ struct ScenarioOptions {
   std::string grad_sync = "ready";
   std::string grad_dtype = "bf16";
   std::string optimizer_step = "master-weights";
+  std::string grad_accumulation = "separate";
   long long global_batch_tokens = 0;
   std::string placement = "tp,cp,ep,dp,pp";
   std::string host_dispatch;  // empty: the Strategy default

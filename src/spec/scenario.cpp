@@ -61,6 +61,10 @@ const char* name(ShardedCollectives k) {
   constexpr const char* kNames[] = {"layer", "tensor-blocking", "parameter"};
   return kNames[static_cast<int>(k)];
 }
+const char* name(GradAccumulation k) {
+  constexpr const char* kNames[] = {"separate", "fused"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(Axis k) {
   constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
   return kNames[static_cast<int>(k)];
@@ -504,6 +508,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.grad_sync", name(st.grad_sync));
   d.field("strategy.sharded_collectives", name(st.sharded_collectives));
   d.field("strategy.optimizer_step", name(st.optimizer_step));
+  d.field("strategy.grad_accumulation", name(st.grad_accumulation));
   std::string placement;
   for (const Axis a : st.placement) {
     if (!placement.empty()) placement += ',';

@@ -62,6 +62,7 @@ const char* name(Dtype k);
 const char* name(PipelineTransfers k);
 const char* name(GradSync k);
 const char* name(ShardedCollectives k);
+const char* name(GradAccumulation k);
 const char* name(Axis k);
 
 }  // namespace stepcast::spec

@@ -64,6 +64,16 @@ enum class GradSync { kAsReady, kAligned };
 ///    are copied into a flat buffer, cast to the reduce dtype, on the reduce-scatter's stream
 ///    before it starts (foreach_reduce_scatter_copy_in).
 enum class ShardedCollectives { kPerLayer, kPerTensorBlocking, kPerParameter };
+/// How the weight gradients of a step's micro-batches are summed.
+///  kSeparateKernel: the weight-gradient GEMM writes a new gradient and, on every micro-batch after
+///    the first, a kernel per tensor adds it into the accumulated one (PyTorch's AccumulateGrad,
+///    Megatron-LM's main_grad hook before gradient accumulation fusion, DeepSpeed): it reads the
+///    new gradient and the accumulator and writes the accumulator. Under ZeRO >= 2 each
+///    micro-batch's gradients are reduce-scattered first, and a rank adds only its shard.
+///  kFusedIntoGemm: the weight-gradient GEMM adds into the FP32 main gradient itself (Megatron's
+///    gradient_accumulation_fusion, Megatron-Core, Transformer Engine's fuse_wgrad_accumulation):
+///    no kernel of its own. Biases and norm weights still take the separate kernel.
+enum class GradAccumulation { kSeparateKernel, kFusedIntoGemm };
 /// How the framework runs the optimizer step. Both run Adam on FP32 weights (reading them, the
 /// gradients and both moments, writing back all but the gradients) and, when training in FP16,
 /// unscale the gradients and check them for overflow first; the passes around Adam differ.
@@ -108,6 +118,7 @@ struct Strategy {
   GradSync grad_sync = GradSync::kAsReady;
   OptimizerStep optimizer_step = OptimizerStep::kMasterWeights;
   ShardedCollectives sharded_collectives = ShardedCollectives::kPerLayer;  // ZeRO-3 only
+  GradAccumulation grad_accumulation = GradAccumulation::kSeparateKernel;
   Elementwise elementwise = Elementwise::kFusedKernels;
   // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:
   // Megatron-LM's vocab-parallel cross entropy of separate FP32 passes (before 2024).

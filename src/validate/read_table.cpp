@@ -123,6 +123,7 @@ struct Software {
   Dtype dtype = Dtype::kBf16;
   Dtype grad_reduce = Dtype::kBf16;
   spec::OptimizerStep optimizer_step = spec::OptimizerStep::kMasterWeights;
+  spec::GradAccumulation grad_accumulation = spec::GradAccumulation::kSeparateKernel;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
   // Its fused scale-mask-softmax has no PyTorch fallback for the shapes the kernel cannot take:
   // the kernel asserts them, so a run that was measured ran a micro-batch the kernel takes.
@@ -176,6 +177,12 @@ Software software_of(std::string_view source, std::string_view model, std::strin
         sw.zero_stage = 3;
         sw.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
       }
+    } else {
+      // By 2022 its linear layers added the weight gradient into the main gradient inside the
+      // GEMM (gradient_accumulation_fusion, apex's fused_weight_gradient_mlp_cuda, which apex
+      // ported to apex.transformer in PR #1297, February 2022). In 2021 autograd produced each
+      // weight gradient and a hook added it into the main gradient.
+      sw.grad_accumulation = spec::GradAccumulation::kFusedIntoGemm;
     }
   } else if (contains(source, "Llama3")) {
     // Llama 3 paper §3.3: FSDP that keeps parameters after forward (ZeRO-2-like), FP32 gradient
@@ -215,6 +222,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.fp8_weight_cache = true;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
     sw.grad_sync = spec::GradSync::kAligned;  // align_grad_reduce, Megatron-Core's default
+    // gradient_accumulation_fusion, Megatron-Core's default: Transformer Engine's linears add the
+    // weight gradient into the main gradient in the GEMM (fuse_wgrad_accumulation).
+    sw.grad_accumulation = spec::GradAccumulation::kFusedIntoGemm;
   } else if (contains(source, "BLOOM")) {
     // BigScience's Megatron-DeepSpeed of 2022 (train/tr11-176B-ml: README.md and the slurm
     // script): Megatron's unfused attention with its fused softmax kernel, which the run required
@@ -427,6 +437,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.dtype = sw.dtype;
   st.grad_reduce_dtype = sw.grad_reduce;
   st.optimizer_step = sw.optimizer_step;
+  st.grad_accumulation = sw.grad_accumulation;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;

@@ -139,6 +139,17 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
   });
 }
 
+// One micro-batch's separate accumulation of a GEMM's weight gradient (Strategy::GradAccumulation):
+// it reads the new gradient, at the activations' precision, and the accumulator, at the
+// gradient-reduction precision, and writes the accumulator. Under ZeRO >= 2 a rank adds only its
+// shard of the reduce-scattered gradient.
+double weight_accumulation_s(const Op& op, const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  const double shard = st.zero_stage >= 2 ? gradient_group(st).size : 1;
+  const double bytes = activation_bytes(st) + 2 * gradient_bytes(st);
+  return cost::memory_time_s(bytes * op.k * op.n * op.instances / shard, s.cluster.gpu);
+}
+
 // FSDP2 copies only around collectives that run: a group of one gathers nothing.
 bool fsdp2_copies(const spec::Scenario& s) {
   return s.strategy.sharded_collectives == spec::ShardedCollectives::kPerParameter &&
@@ -193,11 +204,14 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
                               : host_launch_s(s, chain ? op.bwd_launches : linear_bwd_kernels);
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) host_bwd_input += host_launch_s(s, 2);
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
-  // one (PyTorch's AccumulateGrad, Megatron's main_grad hook), a kernel per tensor; a linear
-  // bias's gradient is a reduction over the tokens, one more kernel.
+  // one (Strategy::GradAccumulation), a kernel per tensor, unless the weight-gradient GEMM adds it
+  // itself; a linear bias's gradient is a reduction over the tokens, one more kernel.
+  const bool fused_weights = op.kind == OpKind::kGemm &&
+                             s.strategy.grad_accumulation == spec::GradAccumulation::kFusedIntoGemm;
   const double tensors = op.weights + op.biases;
   const double micro_batches = tensors > 0 ? s.strategy.micro_batches() : 1;
-  const double accumulations = tensors * (micro_batches - 1) / micro_batches;
+  const double accumulated_share = (micro_batches - 1) / micro_batches;  // of the micro-batches
+  const double accumulations = (fused_weights ? op.biases : tensors) * accumulated_share;
   const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
   const double host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   // Each of the three results is built once from its scalars: copying one half-written OpTime
@@ -205,11 +219,15 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   const auto priced = [&](double fwd, double bwd_input, double bwd_weight) {
     return OpTime{fwd, bwd_input, bwd_weight, host_fwd, host_bwd_input, host_bwd_weight};
   };
-  const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
-                       double fwd_extra, double bwd_extra) {
-    return OpTimes{priced(fwd.whole + fwd_extra, bwd_input.whole + bwd_extra, bwd_weight.whole),
-                   priced(fwd.beside + fwd_extra, bwd_input.beside + bwd_extra, bwd_weight.beside),
-                   priced(fwd.beside_two + fwd_extra, bwd_input.beside_two + bwd_extra, bwd_weight.beside_two)};
+  const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input,
+                       const cost::KernelTime& bwd_weight, double fwd_extra, double bwd_extra,
+                       double weight_extra) {
+    return OpTimes{
+        priced(fwd.whole + fwd_extra, bwd_input.whole + bwd_extra, bwd_weight.whole + weight_extra),
+        priced(fwd.beside + fwd_extra, bwd_input.beside + bwd_extra,
+               bwd_weight.beside + weight_extra),
+        priced(fwd.beside_two + fwd_extra, bwd_input.beside_two + bwd_extra,
+               bwd_weight.beside_two + weight_extra)};
   };
   if (op.kind == OpKind::kMemory) {
     // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
@@ -220,7 +238,9 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
       const double beside = cost::memory_time_s(bytes, gpu, overlap.hbm_taken_Bps);
       return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
     };
-    return set(kernel(op.bytes), op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {}, 0, 0);
+    return set(kernel(op.bytes),
+               op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {}, 0, 0,
+               0);
   }
   if (op.kind == OpKind::kGemm) {
     const double pieces = tp_overlap_pieces(op, s.strategy);
@@ -243,11 +263,15 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
       (forward ? fwd_extra : bwd_extra) += sum;
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
-    return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra);
+    const double accumulation = fused_weights || accumulated_share <= 0
+                                    ? 0
+                                    : accumulated_share * weight_accumulation_s(op, s);
+    return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra, accumulation);
   }
   return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, gpu, shares),
-             cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, op.relative_rate, gpu, shares),
-             {}, 0, 0);
+             cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n,
+                                  op.relative_rate, gpu, shares),
+             {}, 0, 0, 0);
 }
 
 double recompute_share(const Op& op, spec::Recompute mode) {

@@ -200,6 +200,22 @@ TEST(Cli, OptimizerStepAndFp16ChangeOnlyTheOptimizersTime) {
   EXPECT_NE(bad.output.find("master-weights"), std::string::npos) << bad.output;
 }
 
+TEST(Cli, FusedGradientAccumulationSavesComputeOnlyWithMoreThanOneMicroBatch) {
+  const std::string args =
+      "estimate --model llama3.1-8b --gpus 8 --tp 8 --seq 4096 --json --grad-accumulation ";
+  const auto compute_s = [&](const std::string& accumulation, int global_batch) {
+    const Invocation r =
+        stepcast(args + accumulation + " --global-batch " + std::to_string(global_batch));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0
+               ? nlohmann::json::parse(r.output)["breakdown"]["compute_s"].get<double>()
+               : 0;
+  };
+  EXPECT_LT(compute_s("fused", 4), compute_s("separate", 4));
+  EXPECT_EQ(compute_s("fused", 1), compute_s("separate", 1));
+  EXPECT_EQ(stepcast("estimate --grad-accumulation fast").exit_code, 2);
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);

@@ -192,6 +192,8 @@ TEST(ReadTable, NarayanansPipelinesScatterAndGatherTheirTensors) {
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_TRUE(cases[0].scenario.strategy.pp_scatter_gather);
   EXPECT_FALSE(cases[0].scenario.strategy.sequence_parallel);
+  // Before gradient accumulation fusion: a kernel adds each weight gradient into the main one.
+  EXPECT_EQ(cases[0].scenario.strategy.grad_accumulation, spec::GradAccumulation::kSeparateKernel);
 }
 
 TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
@@ -214,6 +216,7 @@ TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
   EXPECT_EQ(st.recompute, spec::Recompute::kNone);
   EXPECT_TRUE(st.fp8_weight_cache);
   EXPECT_EQ(st.grad_sync, spec::GradSync::kAligned);
+  EXPECT_EQ(st.grad_accumulation, spec::GradAccumulation::kFusedIntoGemm);
 }
 
 TEST(ReadTable, ABf16MegatronBridgeRowIsPredictedWithoutTheFp8WeightCache) {
@@ -253,6 +256,7 @@ TEST(ReadTable, KorthikantiRowsRunMegatronLmOf2022) {
     EXPECT_EQ(st.vp, 3);
     // Megatron-LM scatters the pipeline tensors over the TP ranks; with SP they are split already.
     EXPECT_TRUE(st.pp_scatter_gather);
+    EXPECT_EQ(st.grad_accumulation, spec::GradAccumulation::kFusedIntoGemm);  // by 2022
   }
   EXPECT_EQ(cases[0].scenario.strategy.recompute, spec::Recompute::kFull);
   EXPECT_FALSE(cases[0].scenario.strategy.sequence_parallel);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include "cost/collective.h"
@@ -391,6 +392,73 @@ TEST(Optimizer, UnderZero1MasterWeightsZeroTheWholeBufferAndPlainPyTorchClipsEve
   // Under FSDP every pass runs on the rank's shard.
   EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(3, spec::Dtype::kFp32, kInPlace)),
               40.0 / 8, 1e-6);
+}
+
+// Llama 3.1 8B on a DGX H100, TP 8, four micro-batches of 4,096 tokens a step.
+spec::Scenario accumulating_llama(int zero_stage, spec::Dtype grad,
+                                  spec::GradAccumulation accumulation) {
+  spec::Scenario s;
+  s.model = spec::model_preset("llama3.1-8b");
+  s.cluster = spec::cluster_preset("dgx-h100");
+  s.gpus = 8;
+  s.strategy.tp = zero_stage >= 2 ? 1 : 8;
+  s.strategy.zero_stage = zero_stage;
+  s.strategy.global_batch = zero_stage >= 2 ? 32 : 4;
+  s.strategy.seq_len = 4096;
+  s.strategy.grad_reduce_dtype = grad;
+  s.strategy.grad_accumulation = accumulation;
+  return spec::complete_and_validate(s);
+}
+
+// A layer's MLP up projection.
+Op mlp_up(const spec::Scenario& s) {
+  for (const Op& op : layer_ops(s, false)) {
+    if (std::string_view(op.name) == "mlp_up") return op;
+  }
+  ADD_FAILURE() << "no mlp_up";
+  return {};
+}
+
+// Its times alone: the weight-gradient pass and the host's.
+OpTime mlp_up_times(const spec::Scenario& s) {
+  return op_times(mlp_up(s), s, layer_overlap(s, cost::Shares::kWhole)).whole;
+}
+
+double mlp_up_weight_elements(const spec::Scenario& s) {
+  const Op op = mlp_up(s);
+  return op.k * op.n * op.instances;
+}
+
+constexpr auto kSeparate = spec::GradAccumulation::kSeparateKernel;
+constexpr auto kFused = spec::GradAccumulation::kFusedIntoGemm;
+
+TEST(GradAccumulation,
+     ASeparateKernelReadsTheNewGradientAndTheAccumulatorAndWritesItAfterTheFirstMicroBatch) {
+  const spec::Scenario fused = accumulating_llama(1, spec::Dtype::kBf16, kFused);
+  ASSERT_EQ(fused.strategy.micro_batches(), 4);
+  const double elements = mlp_up_weight_elements(fused);
+  const spec::GpuSpec& gpu = fused.cluster.gpu;
+  // Three of four micro-batches each add a BF16 gradient into a BF16 accumulator: 2 + 2 + 2 bytes.
+  EXPECT_NEAR(mlp_up_times(accumulating_llama(1, spec::Dtype::kBf16, kSeparate)).bwd_weight -
+                  mlp_up_times(fused).bwd_weight,
+              0.75 * cost::memory_time_s(6 * elements, gpu), 1e-12);
+  // Into an FP32 accumulator: 2 + 4 + 4.
+  EXPECT_NEAR(mlp_up_times(accumulating_llama(1, spec::Dtype::kFp32, kSeparate)).bwd_weight -
+                  mlp_up_times(accumulating_llama(1, spec::Dtype::kFp32, kFused)).bwd_weight,
+              0.75 * cost::memory_time_s(10 * elements, gpu), 1e-12);
+  // The fused GEMM launches no accumulation kernel; the separate one launches one per weight.
+  EXPECT_NEAR(mlp_up_times(accumulating_llama(1, spec::Dtype::kBf16, kSeparate)).host_bwd_weight -
+                  mlp_up_times(fused).host_bwd_weight,
+              0.75 * fused.strategy.host_dispatch_s, 1e-12);
+}
+
+TEST(GradAccumulation, UnderZero2EachRankAddsOnlyItsShardOfTheReduceScatteredGradient) {
+  const spec::Scenario fused = accumulating_llama(2, spec::Dtype::kBf16, kFused);
+  ASSERT_EQ(fused.strategy.micro_batches(), 4);
+  const double shard = mlp_up_weight_elements(fused) / 8;
+  EXPECT_NEAR(mlp_up_times(accumulating_llama(2, spec::Dtype::kBf16, kSeparate)).bwd_weight -
+                  mlp_up_times(fused).bwd_weight,
+              0.75 * cost::memory_time_s(6 * shard, fused.cluster.gpu), 1e-12);
 }
 
 }  // namespace
