@@ -106,6 +106,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "--fp8-weight-cache", st.fp8_weight_cache,
       "With --dtype fp8: cast each weight to FP8 on a step's first micro-batch only and reuse it "
       "(Transformer Engine under Megatron); without it every micro-batch casts it (torchao)");
+  cmd.add_flag(
+      "--bias-grad-in-gemm", st.bias_grad_in_gemm,
+      "Sum each linear bias's gradient in the weight-gradient GEMM (flash-attn's FusedDense) "
+      "instead of in a kernel of its own that reads the output gradient");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
   cmd.add_option(

@@ -509,6 +509,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.sharded_collectives", name(st.sharded_collectives));
   d.field("strategy.optimizer_step", name(st.optimizer_step));
   d.field("strategy.grad_accumulation", name(st.grad_accumulation));
+  d.field("strategy.bias_grad_in_gemm", st.bias_grad_in_gemm);
   std::string placement;
   for (const Axis a : st.placement) {
     if (!placement.empty()) placement += ',';

@@ -119,6 +119,10 @@ struct Strategy {
   OptimizerStep optimizer_step = OptimizerStep::kMasterWeights;
   ShardedCollectives sharded_collectives = ShardedCollectives::kPerLayer;  // ZeRO-3 only
   GradAccumulation grad_accumulation = GradAccumulation::kSeparateKernel;
+  // A linear layer's bias gradient is summed over the tokens in the weight-gradient GEMM's
+  // epilogue (cuBLASLt's BGRADB: flash-attn's FusedDense); false: in a kernel of its own that
+  // reads the output gradient (PyTorch's linear backward, Megatron's layers).
+  bool bias_grad_in_gemm = false;
   Elementwise elementwise = Elementwise::kFusedKernels;
   // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:
   // Megatron-LM's vocab-parallel cross entropy of separate FP32 passes (before 2024).

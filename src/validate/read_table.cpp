@@ -124,6 +124,7 @@ struct Software {
   Dtype grad_reduce = Dtype::kBf16;
   spec::OptimizerStep optimizer_step = spec::OptimizerStep::kMasterWeights;
   spec::GradAccumulation grad_accumulation = spec::GradAccumulation::kSeparateKernel;
+  bool bias_grad_in_gemm = false;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
   // Its fused scale-mask-softmax has no PyTorch fallback for the shapes the kernel cannot take:
   // the kernel asserts them, so a run that was measured ran a micro-batch the kernel takes.
@@ -249,6 +250,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // FP32 gradients, in buckets during the backward; from GPT3-760M on, PyTorch's
     // ZeroRedundancyOptimizer shards the optimizer (DDPStrategyZero1).
     sw.attention = AttentionKernel::kFlashV1;
+    // Its FusedDense layers compute the bias gradient with the weight's, in one cuBLASLt GEMM
+    // (fused_dense_cuda.linear_bias_wgrad).
+    sw.bias_grad_in_gemm = true;
     sw.grad_reduce = Dtype::kFp32;
     // apex's FusedAdam on the FP32 weights; Lightning clips with gradient_clip_val 1.0
     // (experiment/pile/base.yaml) through torch's clip_grad_norm_.
@@ -438,6 +442,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.grad_reduce_dtype = sw.grad_reduce;
   st.optimizer_step = sw.optimizer_step;
   st.grad_accumulation = sw.grad_accumulation;
+  st.bias_grad_in_gemm = sw.bias_grad_in_gemm;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
   st.overlap_dp_comm = sw.overlap_dp;

@@ -205,14 +205,16 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) host_bwd_input += host_launch_s(s, 2);
   // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
   // one (Strategy::GradAccumulation), a kernel per tensor, unless the weight-gradient GEMM adds it
-  // itself; a linear bias's gradient is a reduction over the tokens, one more kernel.
+  // itself; a linear bias's gradient is a reduction over the tokens, one more kernel unless the
+  // GEMM's epilogue sums it (Strategy::bias_grad_in_gemm).
   const bool fused_weights = op.kind == OpKind::kGemm &&
                              s.strategy.grad_accumulation == spec::GradAccumulation::kFusedIntoGemm;
   const double tensors = op.weights + op.biases;
   const double micro_batches = tensors > 0 ? s.strategy.micro_batches() : 1;
   const double accumulated_share = (micro_batches - 1) / micro_batches;  // of the micro-batches
   const double accumulations = (fused_weights ? op.biases : tensors) * accumulated_share;
-  const double bias_reductions = op.kind == OpKind::kGemm ? op.biases : 0;
+  const double bias_reductions =
+      op.kind == OpKind::kGemm && !s.strategy.bias_grad_in_gemm ? op.biases : 0;
   const double host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
   // Each of the three results is built once from its scalars: copying one half-written OpTime
   // into three stalled the CPU on every copy (store forwarding; perf annotate).
@@ -266,7 +268,12 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
     const double accumulation = fused_weights || accumulated_share <= 0
                                     ? 0
                                     : accumulated_share * weight_accumulation_s(op, s);
-    return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra, accumulation);
+    // The bias gradient's own kernel reads the output gradient once.
+    const double bias_grad =
+        bias_reductions > 0
+            ? cost::memory_time_s(activation_bytes(s.strategy) * op.m * op.n * op.instances, gpu)
+            : 0;
+    return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra, accumulation + bias_grad);
   }
   return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, gpu, shares),
              cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n,

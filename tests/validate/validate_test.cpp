@@ -308,6 +308,7 @@ TEST(ReadTable, FlashAttentionRowsRunItsNovember2022TrainingScripts) {
     ASSERT_EQ(c.reason, "");
     const spec::Strategy& st = c.scenario.strategy;
     EXPECT_EQ(st.attention, spec::AttentionKernel::kFlashV1);
+    EXPECT_TRUE(st.bias_grad_in_gemm);  // FusedDense
     EXPECT_EQ(st.grad_reduce_dtype, spec::Dtype::kFp32);
     EXPECT_TRUE(st.overlap_dp_comm);
     EXPECT_EQ(st.recompute, spec::Recompute::kNone);

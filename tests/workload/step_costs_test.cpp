@@ -461,5 +461,26 @@ TEST(GradAccumulation, UnderZero2EachRankAddsOnlyItsShardOfTheReduceScatteredGra
               0.75 * cost::memory_time_s(6 * shard, fused.cluster.gpu), 1e-12);
 }
 
+TEST(BiasGradient, AKernelOfItsOwnReadsTheOutputGradientUnlessTheGemmEpilogueSumsIt) {
+  // GPT-3's MLP up projection has a bias: at TP 8, 2,048 tokens by 6,144 outputs per GPU.
+  spec::Scenario s;
+  s.model = spec::model_preset("gpt3-175b");
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  s.gpus = 8;
+  s.strategy.tp = 8;
+  s.strategy.global_batch = 1;
+  s.strategy.seq_len = 2048;
+  const spec::Scenario separate = spec::complete_and_validate(s);
+  s.strategy.bias_grad_in_gemm = true;
+  const spec::Scenario in_gemm = spec::complete_and_validate(s);
+  const Op up = mlp_up(separate);
+  ASSERT_EQ(up.biases, 1);
+  const double output_gradient = 2 * up.m * up.n;  // BF16
+  EXPECT_NEAR(mlp_up_times(separate).bwd_weight - mlp_up_times(in_gemm).bwd_weight,
+              cost::memory_time_s(output_gradient, separate.cluster.gpu), 1e-12);
+  EXPECT_NEAR(mlp_up_times(separate).host_bwd_weight - mlp_up_times(in_gemm).host_bwd_weight,
+              separate.strategy.host_dispatch_s, 1e-12);
+}
+
 }  // namespace
 }  // namespace stepcast::workload
