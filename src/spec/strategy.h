@@ -68,8 +68,10 @@ enum class ShardedCollectives { kPerLayer, kPerTensorBlocking, kPerParameter };
 ///  kSeparateKernel: the weight-gradient GEMM writes a new gradient and, on every micro-batch after
 ///    the first, a kernel per tensor adds it into the accumulated one (PyTorch's AccumulateGrad,
 ///    Megatron-LM's main_grad hook before gradient accumulation fusion, DeepSpeed): it reads the
-///    new gradient and the accumulator and writes the accumulator. Under ZeRO >= 2 each
-///    micro-batch's gradients are reduce-scattered first, and a rank adds only its shard.
+///    new gradient and the accumulator and writes the accumulator. Under ZeRO-3 each
+///    micro-batch's gradients are reduce-scattered first, and a rank adds only its shard; ZeRO-2
+///    reduces once a step (workload::dp_reduce_s), as FSDP without resharding does under
+///    pipelining (torchtitan, Llama 3), so it accumulates whole gradients.
 ///  kFusedIntoGemm: the weight-gradient GEMM adds into the FP32 main gradient itself (Megatron's
 ///    gradient_accumulation_fusion, Megatron-Core, Transformer Engine's fuse_wgrad_accumulation):
 ///    no kernel of its own. Biases and norm weights still take the separate kernel.

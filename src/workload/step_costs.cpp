@@ -141,11 +141,11 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
 
 // One micro-batch's separate accumulation of a GEMM's weight gradient (Strategy::GradAccumulation):
 // it reads the new gradient, at the activations' precision, and the accumulator, at the
-// gradient-reduction precision, and writes the accumulator. Under ZeRO >= 2 a rank adds only its
-// shard of the reduce-scattered gradient.
+// gradient-reduction precision, and writes the accumulator. Under ZeRO-3 a rank adds only its
+// shard of the gradient it has reduce-scattered; ZeRO-2 reduces once a step, after the last.
 double weight_accumulation_s(const Op& op, const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  const double shard = st.zero_stage >= 2 ? gradient_group(st).size : 1;
+  const double shard = st.zero_stage >= 3 ? gradient_group(st).size : 1;
   const double bytes = activation_bytes(st) + 2 * gradient_bytes(st);
   return cost::memory_time_s(bytes * op.k * op.n * op.instances / shard, s.cluster.gpu);
 }

@@ -94,8 +94,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // model's wave quantisation said, and so do the two H100 sources below.
        // 2026-11-25: 0.053, up with the closed form's interleaved stages hiding each chunk's
        // gradient reduction behind the later chunks' backward, as the simulator does (row 3:
-       // -1.0% -> +0.6%).
-       {"Llama3Herd2024_Table4", 0.0525},
+       // -1.0% -> +0.6%). Stop 35: 0.0416 with the whole FP32 gradients accumulated over the
+       // micro-batches (its §3.3.4), reduce-scattered once a step.
+       {"Llama3Herd2024_Table4", 0.042},
        // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
        // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
        // overlap in backward, each holding its own SMs; the two torchtitan ones again
@@ -104,7 +105,8 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // Float8ColwiseParallel and Float8RowwiseParallel do (row 34: +12.9 -> +22.2%).
        // 2026-11-23: 0.431, down with async TP's GEMMs split into a piece per rank; 0.406
        // with Float8's scale found in a pass of its own before each cast.
-       {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.399},
+       {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)",
+        0.395},  // 0.3944, ZeRO-2 accumulation
        {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.16},
        // Later 0.251 (was 0.277): the A100 40GB rows ran attn_impl triton, a
        // FlashAttention-1 generation kernel, at half FlashAttention-2's rate.
@@ -113,10 +115,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // per-tensor collectives, 0.335 before SMs).
   // 2026-11-23: 0.2605 with async TP's GEMMs split into a piece per rank; 0.255 with FP8's
   // scale found before each cast.
-  EXPECT_LE(
-      r.overall.mape,
-      0.243);  // bias gradients (0.2436); separate accumulation (0.2512); FSDP2's copies (0.2537);
-               // scatter/gather (0.257); FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
+  EXPECT_LE(r.overall.mape,
+            0.242);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate accumulation
+                     // (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257); FlashAttention 1
+                     // (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);
@@ -215,12 +217,14 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
        {"Narayanan2021_SC21_Megatron_Table2", 0.241},
        // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
        // once took no further SMs: the parameter gathers beside the gradient buckets
-       // now slow row 3's stages more, +0.4% to -1.4%).
+       // now slow row 3's stages more, +0.4% to -1.4%). Stop 35: 0.0493, up from 0.0468, with
+       // the whole FP32 gradients accumulated (rows 2 and 3 now 6.2% and 2.5% slow).
        {"Llama3Herd2024_Table4", 0.05},
        // 2026-11-22, as above, and lower with HBM shared with collectives (was 0.35);
        // later 0.445 with FP8 TP gathers, as above; 2026-11-23: 0.429 with async TP's
        // GEMMs split into a piece per rank, 0.405 with FP8's scale found before each cast.
-       {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)", 0.398},
+       {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)",
+        0.394},  // 0.3939, ZeRO-2 accumulation
        {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.165},
        // 2026-11-22, later: 0.278, up with the measured H100 GEMM grid, as above.
        // Later 0.251 with FlashAttention 1 for llm-foundry's A100 40GB rows, as above.
@@ -228,10 +232,10 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP
   // gathers. 2026-11-23: 0.2615 with async TP's GEMMs split into a piece per rank; 0.256 with FP8's
   // scale found before each cast.
-  EXPECT_LE(
-      r.overall.mape,
-      0.244);  // bias gradients (0.2447); separate accumulation (0.2523); FSDP2's copies (0.2544);
-               // FlashAttention 1 (0.2545), (0.2645 with the re-gathers, 0.2735 before)
+  EXPECT_LE(r.overall.mape,
+            0.2435);  // ZeRO-2 accumulation (0.2438); bias gradients (0.2447); separate
+                      // accumulation (0.2523); FSDP2's copies (0.2544); FlashAttention 1 (0.2545),
+                      // (0.2645 with the re-gathers, 0.2735 before)
 }
 
 TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) {

@@ -401,7 +401,7 @@ spec::Scenario accumulating_llama(int zero_stage, spec::Dtype grad,
   s.model = spec::model_preset("llama3.1-8b");
   s.cluster = spec::cluster_preset("dgx-h100");
   s.gpus = 8;
-  s.strategy.tp = zero_stage >= 2 ? 1 : 8;
+  s.strategy.tp = zero_stage >= 2 ? 1 : 8;  // ZeRO >= 2 over 8 data-parallel ranks
   s.strategy.zero_stage = zero_stage;
   s.strategy.global_batch = zero_stage >= 2 ? 32 : 4;
   s.strategy.seq_len = 4096;
@@ -452,13 +452,19 @@ TEST(GradAccumulation,
               0.75 * fused.strategy.host_dispatch_s, 1e-12);
 }
 
-TEST(GradAccumulation, UnderZero2EachRankAddsOnlyItsShardOfTheReduceScatteredGradient) {
-  const spec::Scenario fused = accumulating_llama(2, spec::Dtype::kBf16, kFused);
+TEST(GradAccumulation, UnderZero3EachRankAddsOnlyItsShardOfTheReduceScatteredGradient) {
+  const spec::Scenario fused = accumulating_llama(3, spec::Dtype::kBf16, kFused);
   ASSERT_EQ(fused.strategy.micro_batches(), 4);
   const double shard = mlp_up_weight_elements(fused) / 8;
-  EXPECT_NEAR(mlp_up_times(accumulating_llama(2, spec::Dtype::kBf16, kSeparate)).bwd_weight -
+  EXPECT_NEAR(mlp_up_times(accumulating_llama(3, spec::Dtype::kBf16, kSeparate)).bwd_weight -
                   mlp_up_times(fused).bwd_weight,
               0.75 * cost::memory_time_s(6 * shard, fused.cluster.gpu), 1e-12);
+  // ZeRO-2 reduces once a step, after the last micro-batch: the whole gradient accumulates.
+  const spec::Scenario zero2 = accumulating_llama(2, spec::Dtype::kBf16, kSeparate);
+  EXPECT_NEAR(mlp_up_times(zero2).bwd_weight -
+                  mlp_up_times(accumulating_llama(2, spec::Dtype::kBf16, kFused)).bwd_weight,
+              0.75 * cost::memory_time_s(6 * mlp_up_weight_elements(zero2), zero2.cluster.gpu),
+              1e-12);
 }
 
 TEST(BiasGradient, AKernelOfItsOwnReadsTheOutputGradientUnlessTheGemmEpilogueSumsIt) {
