@@ -469,14 +469,8 @@ TEST(GradAccumulation, UnderZero3EachRankAddsOnlyItsShardOfTheReduceScatteredGra
 
 TEST(BiasGradient, AKernelOfItsOwnReadsTheOutputGradientUnlessTheGemmEpilogueSumsIt) {
   // GPT-3's MLP up projection has a bias: at TP 8, 2,048 tokens by 6,144 outputs per GPU.
-  spec::Scenario s;
-  s.model = spec::model_preset("gpt3-175b");
-  s.cluster = spec::cluster_preset("dgx-a100-80g");
-  s.gpus = 8;
-  s.strategy.tp = 8;
-  s.strategy.global_batch = 1;
-  s.strategy.seq_len = 2048;
-  const spec::Scenario separate = spec::complete_and_validate(s);
+  const spec::Scenario separate = megatron_pipeline(false, false);
+  spec::Scenario s = separate;
   s.strategy.bias_grad_in_gemm = true;
   const spec::Scenario in_gemm = spec::complete_and_validate(s);
   const Op up = mlp_up(separate);
