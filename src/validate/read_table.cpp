@@ -274,6 +274,34 @@ Software software_of(std::string_view source, std::string_view model, std::strin
   return sw;
 }
 
+// Narayanan et al.'s Table 1 runs as the authors' own scripts launched them (Megatron-LM
+// examples/sc21/run_table_1.sh, "scripts that were used to produce the results" of the paper, in
+// the nvcr.io/nvidia/pytorch:20.12-py3 container of its SRUN.sh): the micro-batch, the layers per
+// virtual stage (0: no interleaving) and the DDP implementation (--DDP-impl torch: PyTorch's DDP,
+// whose bucketed all-reduce overlaps the last micro-batch's backward; local: Megatron's, after
+// the backward). A row is taken as a script run when its shape, TP, PP and batch all match.
+struct Sc21Run {
+  int layers, hidden, tp, pp, global_batch, micro_batch, layers_per_virtual_stage;
+  bool torch_ddp;
+};
+constexpr Sc21Run kSc21Table1[] = {
+    {24, 2304, 1, 1, 512, 16, 0, true},     {30, 3072, 2, 1, 512, 16, 0, true},
+    {36, 4096, 4, 1, 512, 16, 0, true},     {40, 6144, 8, 1, 1024, 8, 0, true},
+    {48, 8192, 8, 2, 1536, 4, 0, false},    {60, 10240, 8, 4, 1792, 2, 5, false},
+    {80, 12288, 8, 8, 2304, 2, 5, false},   {96, 16384, 8, 16, 2160, 1, 3, false},
+    {105, 20480, 8, 35, 2520, 1, 1, false}, {128, 25600, 8, 64, 3072, 1, 0, false}};
+
+const Sc21Run* sc21_table1_run(std::string_view source, const spec::Scenario& s) {
+  if (!contains(source, "Narayanan") || !contains(source, "Table1")) return nullptr;
+  const spec::Strategy& st = s.strategy;
+  for (const Sc21Run& run : kSc21Table1) {
+    if (run.layers == s.model.layers && run.hidden == s.model.hidden && run.tp == st.tp &&
+        run.pp == st.pp && run.global_batch == st.global_batch)
+      return &run;
+  }
+  return nullptr;
+}
+
 // The recompute cell: none, full, selective (the source's own meaning), "selective (op)"
 // (torchtitan's op-level policy) or "selective (layer)" (torchtitan's layer-level policy, full
 // checkpointing of every second layer, as its configs set selective_ac_option = '2').
@@ -461,11 +489,21 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.schedule = Schedule::k1F1B;
   st.pp = pp.value_or(0);
   if (st.pp == 0) st.pp = default_pipeline(s);
-  st.vp = r.integer("vp").value_or(interleaved ? default_virtual_stages(s.model.layers, st.pp) : 1);
+  const Sc21Run* script = sc21_table1_run(c.source, s);
+  if (script) {
+    st.overlap_dp_comm = script->torch_ddp;
+    const int per_stage = s.model.layers / st.pp;
+    st.vp = script->layers_per_virtual_stage > 0 ? per_stage / script->layers_per_virtual_stage : 1;
+  } else {
+    st.vp = interleaved ? default_virtual_stages(s.model.layers, st.pp) : 1;
+  }
+  st.vp = r.integer("vp").value_or(st.vp);
   if (st.vp > 1) st.schedule = Schedule::kInterleaved;
 
   if (const auto mb = r.integer("micro_batch")) {
     st.micro_batch = *mb;
+  } else if (script) {
+    st.micro_batch = script->micro_batch;
   } else if (sw.micro_batches_equal_pp && st.pp > 1) {
     st.micro_batch = std::max(1, st.global_batch / (data_parallel(s) * st.pp));
   } else {

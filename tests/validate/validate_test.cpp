@@ -326,16 +326,54 @@ TEST(ReadTable, NarayananRowsWithoutARecomputeCellRecomputeFully) {
 }
 
 TEST(ReadTable, UnstatedMicroBatchIsOneOrTheSmallestThe2021FusedSoftmaxTakesForNarayanan) {
-  // published_runs.csv line 5: GPT-18.4B at TP 8, 48 heads (6 per rank), micro-batch cell empty.
-  // Megatron-LM 2021's softmax kernel needs micro-batch x 6 to be a multiple of 4: 2, not 1.
-  const std::string row = "Table1,GPT-18.4B,18.4,40,6144,24576,48,48,51200,2048,A100-SXM4-80GB,dgx-a100-80g,"
-                          "256,8,1,32,,,,1024,,full,no,135,,,,yes,\n";
+  // GPT-18.4B at TP 8, 48 heads (6 per rank), micro-batch cell empty, at a batch of 512 that the
+  // authors' Table 1 script did not run. Megatron-LM 2021's softmax kernel needs micro-batch x 6 to
+  // be a multiple of 4: 2, not 1.
+  const std::string row =
+      "Table1,GPT-18.4B,18.4,40,6144,24576,48,48,51200,2048,A100-SXM4-80GB,dgx-a100-80g,"
+      "256,8,1,32,,,,512,,full,no,135,,,,yes,\n";
   const auto micro_batch = [&](const std::string& source) {
     const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + source + row, {});
     return cases.at(0).scenario.strategy.micro_batch;
   };
   EXPECT_EQ(micro_batch("Narayanan2021_SC21_Megatron_"), 2);
   EXPECT_EQ(micro_batch("Some other source "), 1);
+}
+
+TEST(ReadTable, NarayananTable1RowsRunAsTheAuthorsScriptsLaunchedThem) {
+  // Megatron-LM examples/sc21/run_table_1.sh: GPT-18.4B at micro-batch 8 under PyTorch's DDP,
+  // GPT-76.1B at micro-batch 2 with 5 layers per virtual stage (15 per stage: 3 virtual stages)
+  // under Megatron's local DDP, GPT-1T without interleaving though the row's notes name it.
+  const auto strategy = [](const std::string& row) {
+    const std::vector<Case> cases =
+        read_table("p.csv",
+                   std::string(kPublishedHeader) + "Narayanan2021_SC21_Megatron_Table1," + row +
+                       ",full,no,140,,,,yes,interleaved 1F1B\n",
+                   {});
+    return cases.at(0).scenario.strategy;
+  };
+  const spec::Strategy gpt18 = strategy(
+      "GPT-18.4B,18.4,40,6144,24576,48,48,51200,2048,A100,dgx-a100-80g,256,8,1,32,,,,1024,");
+  EXPECT_EQ(gpt18.micro_batch, 8);
+  EXPECT_EQ(gpt18.vp, 1);
+  EXPECT_TRUE(gpt18.overlap_dp_comm);
+  const spec::Strategy gpt76 = strategy(
+      "GPT-76.1B,76.1,60,10240,40960,80,80,51200,2048,A100,dgx-a100-80g,1024,8,4,32,,,,1792,");
+  EXPECT_EQ(gpt76.micro_batch, 2);
+  EXPECT_EQ(gpt76.vp, 3);
+  EXPECT_EQ(gpt76.schedule, spec::Schedule::kInterleaved);
+  EXPECT_FALSE(gpt76.overlap_dp_comm);
+  const spec::Strategy gpt1t = strategy(
+      "GPT-1008.0B,1008,128,25600,102400,160,160,51200,2048,A100,dgx-a100-80g,3072,8,64,6,,,,"
+      "3072,");
+  EXPECT_EQ(gpt1t.vp, 1);
+  EXPECT_EQ(gpt1t.schedule, spec::Schedule::k1F1B);
+  // A micro-batch the row states wins over the script's.
+  EXPECT_EQ(
+      strategy(
+          "GPT-18.4B,18.4,40,6144,24576,48,48,51200,2048,A100,dgx-a100-80g,256,8,1,32,,,,1024,4")
+          .micro_batch,
+      4);
 }
 
 TEST(ReadTable, TorchtitanSelectiveCellsMapToItsCheckpointingPolicies) {

@@ -78,7 +78,11 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // all 0.2427.
   expect_ratchet(
       r,
-      {{"Narayanan2021_SC21_Megatron_Table1", 0.088},  // no fallback (softmax 0.085, split k 0.08)
+      // Stop 38: 0.1486, up from 0.0876 with each Table 1 run as the authors' script launched it
+      // (Megatron-LM examples/sc21/run_table_1.sh: micro-batches of 16 for the small models
+      // instead of the default 1, PyTorch's DDP overlapping their gradients, the virtual
+      // stages): no model change; every row is now predicted 10-22% too fast.
+      {{"Narayanan2021_SC21_Megatron_Table1", 0.1486},
        {"Narayanan2021_SC21_Megatron_Sec5.1", 0.13},
        // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
        // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
@@ -115,8 +119,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // per-tensor collectives, 0.335 before SMs).
   // 2026-11-23: 0.2605 with async TP's GEMMs split into a piece per rank; 0.255 with FP8's
   // scale found before each cast.
+  // Stop 38: 0.249 with Narayanan's Table 1 runs as the authors' scripts launched them (above).
   EXPECT_LE(r.overall.mape,
-            0.242);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate accumulation
+            0.249);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate accumulation
                      // (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257); FlashAttention 1
                      // (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
@@ -210,8 +215,9 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   // 0.0900, 0.1328, 0.2408, all 0.2438.
   expect_ratchet(
       r,
-      {{"Narayanan2021_SC21_Megatron_Table1", 0.0905},  // softmax (0.075), split k (0.07), as above
-       {"Narayanan2021_SC21_Megatron_Sec5.1", 0.133},   // 0.182 before the tied embedding sync
+      // Stop 38: 0.1501 with Table 1 run as the authors' scripts launched them, as above.
+      {{"Narayanan2021_SC21_Megatron_Table1", 0.1501},
+       {"Narayanan2021_SC21_Megatron_Sec5.1", 0.133},  // 0.182 before the tied embedding sync
        // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies;
        // 0.239 with the re-gathers after recomputation, as above.
        {"Narayanan2021_SC21_Megatron_Table2", 0.241},
@@ -232,8 +238,9 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   // 2026-11-22, as above (0.29 before the host's slice copies; was 0.442); 0.272 with FP8 TP
   // gathers. 2026-11-23: 0.2615 with async TP's GEMMs split into a piece per rank; 0.256 with FP8's
   // scale found before each cast.
+  // Stop 38: 0.2504 with Narayanan's Table 1 runs as the authors' scripts launched them.
   EXPECT_LE(r.overall.mape,
-            0.2435);  // ZeRO-2 accumulation (0.2438); bias gradients (0.2447); separate
+            0.2504);  // ZeRO-2 accumulation (0.2438); bias gradients (0.2447); separate
                       // accumulation (0.2523); FSDP2's copies (0.2544); FlashAttention 1 (0.2545),
                       // (0.2645 with the re-gathers, 0.2735 before)
 }
