@@ -33,6 +33,9 @@ struct PassTimes {
     workload::BlockEdge edge = workload::BlockEdge::kNone;
     bool fp8 = false;  // an FP8 GEMM: the gather at this edge moves FP8
     double fwd = 0, bwd = 0;
+    // The backward's input- and weight-gradient kernels, alone and beside one collective
+    // (Strategy::tp_async_backward runs a collective beside each).
+    double bwd_input = 0, bwd_weight = 0, beside_bwd_input = 0, beside_bwd_weight = 0;
   };
   std::array<Edge, 4> tp_edges{};
   int tp_edge_count = 0;
@@ -63,7 +66,11 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     const auto [o, c, c2] = workload::op_times(op, s, overlap);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
-      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {op.tp_edge, workload::fp8_gemm(op, s), o.fwd, o.bwd()};
+      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {
+          op.tp_edge,  workload::fp8_gemm(op, s),
+          o.fwd,       o.bwd(),
+          o.bwd_input, o.bwd_weight,
+          c.bwd_input, c.bwd_weight};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
@@ -163,13 +170,23 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
     if (*kind == CollectiveKind::kAllGather) return e.fp8 ? gather_fp8 : gather;
     return *kind == CollectiveKind::kReduceScatter ? scatter : all_reduce;
   };
+  const bool async_backward = workload::tp_async_backward(st);
   double fwd = 0, bwd = 0;
   for (int i = 0; i < k.tp_edge_count; ++i) {
     const PassTimes::Edge& e = k.tp_edges[static_cast<std::size_t>(i)];
     const double c_fwd = seconds(e, false), c_bwd = seconds(e, true);
     // Async TP fuses each collective with its edge GEMM, which it decomposes to hide it.
     fwd += st.overlap_tp_comm ? std::max(0.0, c_fwd - e.fwd) : c_fwd;
-    bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd) : c_bwd;
+    if (async_backward && e.edge == workload::BlockEdge::kStart) {
+      // Megatron's column-parallel backward: the input gradient's collective beside the weight
+      // gradient; with SP the input gathered again beside the input gradient.
+      bwd += overlapped_s(e.bwd_weight, e.beside_bwd_weight, c_bwd) - e.bwd_weight;
+      if (sp)
+        bwd += overlapped_s(e.bwd_input, e.beside_bwd_input, e.fp8 ? gather_fp8 : gather) -
+               e.bwd_input;
+    } else {
+      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd) : c_bwd;
+    }
   }
   return {fwd, bwd + full_recompute_fraction(st) * fwd, st.sequence_parallel ? 4.0 : 2.0};
 }

@@ -102,6 +102,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::IsMember({"host-sync", "stream", "async"}))
       ->capture_default_str();
   cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
+  cmd.add_flag("--tp-async-backward", st.tp_async_backward,
+               "Megatron's column-parallel backward: the input gradient's all-reduce (with --sp: "
+               "reduce-scatter) beside the weight-gradient GEMM, and with --sp the input gathered "
+               "again beside the input-gradient GEMM");
   cmd.add_flag(
       "--fp8-weight-cache", st.fp8_weight_cache,
       "With --dtype fp8: cast each weight to FP8 on a step's first micro-batch only and reuse it "

@@ -495,6 +495,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.fp8_weight_cache", st.fp8_weight_cache);
   d.field("strategy.attention", name(st.attention));
   d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
+  d.field("strategy.tp_async_backward", st.tp_async_backward);
   d.field("strategy.elementwise", name(st.elementwise));
   d.field("strategy.fused_cross_entropy", st.fused_cross_entropy);
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);

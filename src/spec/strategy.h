@@ -116,6 +116,16 @@ struct Strategy {
   Dtype grad_reduce_dtype = Dtype::kBf16;  // precision of the data-parallel gradient reduction
   AttentionKernel attention = AttentionKernel::kFlash;
   bool overlap_tp_comm = false;   // TP collectives overlapped with GEMMs (async TP)
+  // Megatron's column-parallel linear layers (the QKV and MLP-up projections) run their backward's
+  // TP collectives beside their own GEMMs (LinearWithGradAccumulationAndAsyncCommunication,
+  // CUDA_DEVICE_MAX_CONNECTIONS=1 so that each collective is scheduled before its GEMM): without
+  // SP the input gradient's all-reduce beside the weight-gradient GEMM
+  // (async_tensor_model_parallel_allreduce, Megatron-LM from late 2021, Megatron-Core); with SP
+  // the layer's input gathered again beside the input-gradient GEMM (the forward's gathered copy
+  // is not kept) and the input gradient's reduce-scatter beside the weight-gradient GEMM. No
+  // effect with overlap_tp_comm, which hides those collectives already, or under zero-bubble
+  // schedules, which defer the weight gradient.
+  bool tp_async_backward = false;
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
   GradSync grad_sync = GradSync::kAsReady;
   OptimizerStep optimizer_step = OptimizerStep::kMasterWeights;

@@ -138,6 +138,7 @@ struct Software {
   bool pp_scatter_gather = false;
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   bool tp_comm_overlap = false;     // TP collectives overlapped with the GEMMs beside them
+  bool tp_async_backward = false;   // Megatron's column-parallel backward collectives beside GEMMs
   bool fp8_weight_cache = false;    // FP8 weights cast once per step (Transformer Engine)
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
@@ -184,6 +185,11 @@ Software software_of(std::string_view source, std::string_view model, std::strin
       // ported to apex.transformer in PR #1297, February 2022). In 2021 autograd produced each
       // weight gradient and a hook added it into the main gradient.
       sw.grad_accumulation = spec::GradAccumulation::kFusedIntoGemm;
+      // Its column-parallel layers ran their backward collectives beside their GEMMs: the
+      // all-reduce of the input gradient (ColumnParallelLinearWithAsyncAllreduce, on unless
+      // --no-async-tensor-model-parallel-allreduce) or, with SP, the input's second gather and
+      // the input gradient's reduce-scatter (ColumnParallelLinearWithSequenceParallelism).
+      sw.tp_async_backward = true;
     }
   } else if (contains(source, "Llama3")) {
     // Llama 3 paper §3.3: FSDP that keeps parameters after forward (ZeRO-2-like), FP32 gradient
@@ -473,6 +479,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.bias_grad_in_gemm = sw.bias_grad_in_gemm;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
+  st.tp_async_backward = sw.tp_async_backward;
   st.overlap_dp_comm = sw.overlap_dp;
   st.sharded_collectives = sw.sharded_collectives;
   st.elementwise = sw.elementwise;

@@ -45,6 +45,17 @@ struct PricedLayer {
   std::array<std::array<std::string, kPasses>, kMaxOps> names{};
 };
 
+std::string_view tp_task_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      return "tp.all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "tp.reduce_scatter";
+    default:
+      return "tp.all_reduce";
+  }
+}
+
 PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
   PricedLayer p{ops, {}, {}, {}, {}};
   const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
@@ -84,6 +95,7 @@ class StepBuilder {
         p2p_s_(pp_transfer_s(s)),
         tied_sync_s_(tied_embedding_sync_s(s)),
         gather_s_(pp_gather_s(s)),
+        async_backward_(tp_async_backward(st_)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
@@ -214,15 +226,26 @@ class StepBuilder {
     if (!edge) return;
     const CollectiveKind kind = *edge;
     if (before != (st_.overlap_tp_comm || kind == CollectiveKind::kAllGather)) return;
-    const std::string_view name = kind == CollectiveKind::kAllGather      ? "tp.all_gather"
-                       : kind == CollectiveKind::kReduceScatter ? "tp.reduce_scatter"
-                                                                : "tp.all_reduce";
-    const double seconds = tp_collective_s(s_, kind, fp8_gemm(op, s_));
     if (!st_.overlap_tp_comm) {
-      collective(Category::kTensorParallel, seconds, name, layer, mb);
-    } else if (seconds > 0) {  // async TP: beside the edge GEMM; the op after it waits
-      after_next_.push_back(side(kOverlapStream, Category::kTensorParallel, seconds, name, layer, mb));
+      collective(Category::kTensorParallel, tp_collective_s(s_, kind, fp8_gemm(op, s_)),
+                 tp_task_name(kind), layer, mb);
+    } else {  // async TP: beside the edge GEMM
+      tp_beside_next(op, kind, layer, mb);
     }
+  }
+
+  // A TP collective of `op`'s edge beside the next compute task; the task after that waits for it.
+  void tp_beside_next(const Op& op, CollectiveKind kind, int layer, int mb) {
+    const double seconds = tp_collective_s(s_, kind, fp8_gemm(op, s_));
+    if (seconds <= 0) return;
+    after_next_.push_back(
+        side(kOverlapStream, Category::kTensorParallel, seconds, tp_task_name(kind), layer, mb));
+  }
+
+  // Megatron's column-parallel backward (Strategy::tp_async_backward): the block's first op runs
+  // its input and weight gradients as two tasks, each beside a collective.
+  bool async_backward_edge(const Op& op) const {
+    return op.tp_edge == BlockEdge::kStart && async_backward_;
   }
 
   void ep_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
@@ -246,7 +269,8 @@ class StepBuilder {
         return {t.fwd * share, share > 0 ? t.host_fwd : 0};
       }
       case Mode::kBackward:
-        return zero_bubble() ? PassCost{t.bwd_input, t.host_bwd_input} : PassCost{t.bwd(), t.host_bwd()};
+        return zero_bubble() || async_backward_edge(op) ? PassCost{t.bwd_input, t.host_bwd_input}
+                                                        : PassCost{t.bwd(), t.host_bwd()};
       case Mode::kWeightGradient:
         return {t.bwd_weight, t.host_bwd_weight};
     }
@@ -275,13 +299,15 @@ class StepBuilder {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
-      const PassCost cost = pass_cost(op, p.times[i], mode);
-      if (cost.gpu > 0) {
-        compute(TaskKind::kCompute, Category::kCompute, cost.gpu,
-                p.names[i][static_cast<std::size_t>(mode)], layer, mb, cost.host);
-        graph::Task& t = g_.mutable_task(last_);
-        t.beside_collective_slowdown = static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
-        t.beside_two_collectives_slowdown = static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
+      const bool async_edge = mode == Mode::kBackward && async_backward_edge(op);
+      if (async_edge && st_.sequence_parallel)
+        tp_beside_next(op, CollectiveKind::kAllGather, layer, mb);
+      op_task(p, i, mode, layer, mb);
+      if (async_edge) {
+        tp_beside_next(
+            op, st_.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+            layer, mb);
+        op_task(p, i, Mode::kWeightGradient, layer, mb);
       }
       if (cp_ring != kNone && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention)) {
         pending_.push_back(cp_ring);
@@ -289,9 +315,23 @@ class StepBuilder {
       }
       if (comm) {
         ep_edge(op, edge_mode, false, layer, mb);
-        tp_edge(op, edge_mode, false, layer, mb);
+        if (!async_edge) tp_edge(op, edge_mode, false, layer, mb);
       }
     }
+  }
+
+  // The compute task of op i's pass, with its slowdowns beside collectives.
+  void op_task(const PricedLayer& p, std::size_t i, Mode mode, int layer, int mb) {
+    const Op& op = p.ops[i];
+    const PassCost cost = pass_cost(op, p.times[i], mode);
+    if (cost.gpu <= 0) return;
+    compute(TaskKind::kCompute, Category::kCompute, cost.gpu,
+            p.names[i][static_cast<std::size_t>(mode)], layer, mb, cost.host);
+    graph::Task& t = g_.mutable_task(last_);
+    t.beside_collective_slowdown =
+        static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
+    t.beside_two_collectives_slowdown =
+        static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
   }
 
   void layer_pass(int layer, int mb, Mode mode) {
@@ -730,6 +770,7 @@ class StepBuilder {
   const double tied_sync_s_;        // the first and last stages' tied embedding gradient sync
   std::vector<TaskId> tied_syncs_;  // its task on each of them
   const double gather_s_;  // its all-gather under Megatron's scatter/gather
+  const bool async_backward_;  // workload::tp_async_backward
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
 

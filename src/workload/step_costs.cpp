@@ -320,6 +320,11 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_ed
   return collective_s(kind, bytes, group_of(s.strategy, Axis::kTp), s);
 }
 
+bool tp_async_backward(const spec::Strategy& st) {
+  return st.tp_async_backward && st.tp > 1 && !st.overlap_tp_comm &&
+         st.schedule != spec::Schedule::kZeroBubbleH1;
+}
+
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;

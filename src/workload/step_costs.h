@@ -99,6 +99,9 @@ constexpr std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge,
   if (start != backward) return std::nullopt;
   return cost::CollectiveKind::kAllReduce;
 }
+/// Whether the column-parallel layers' backward collectives run beside their GEMMs
+/// (Strategy::tp_async_backward, where it takes effect).
+bool tp_async_backward(const spec::Strategy& st);
 /// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
 double cp_ring_step_s(const spec::Scenario& s);
 /// One expert-parallel all-to-all (token dispatch or combine).

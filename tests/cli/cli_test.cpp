@@ -216,6 +216,20 @@ TEST(Cli, FusedGradientAccumulationSavesComputeOnlyWithMoreThanOneMicroBatch) {
   EXPECT_EQ(stepcast("estimate --grad-accumulation fast").exit_code, 2);
 }
 
+TEST(Cli, TpAsyncBackwardShortensTheExposedTpCommunicationInBothEngines) {
+  const std::string args =
+      "--model llama2-70b --cluster dgx-a100-80g --gpus 8 --tp 8 --seq 4096 --json";
+  const auto tp_comm_s = [&](const std::string& command, const std::string& flag) {
+    const Invocation r = stepcast(command + " " + args + flag);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0
+               ? nlohmann::json::parse(r.output)["breakdown"]["tp_comm_s"].get<double>()
+               : 0;
+  };
+  for (const std::string command : {"estimate", "simulate"})
+    EXPECT_LT(tp_comm_s(command, " --tp-async-backward"), tp_comm_s(command, "")) << command;
+}
+
 TEST(Cli, UsageErrorExitsTwo) {
   EXPECT_EQ(stepcast("estimate --recompute sometimes").exit_code, 2);
   EXPECT_EQ(stepcast("frobnicate").exit_code, 2);

@@ -368,6 +368,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.fp8_weight_cache = false\n"
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
+            "strategy.tp_async_backward = false\n"
             "strategy.elementwise = fused\n"
             "strategy.fused_cross_entropy = true\n"
             "strategy.host_dispatch_s = 4.24e-05\n"

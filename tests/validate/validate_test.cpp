@@ -257,6 +257,7 @@ TEST(ReadTable, KorthikantiRowsRunMegatronLmOf2022) {
     // Megatron-LM scatters the pipeline tensors over the TP ranks; with SP they are split already.
     EXPECT_TRUE(st.pp_scatter_gather);
     EXPECT_EQ(st.grad_accumulation, spec::GradAccumulation::kFusedIntoGemm);  // by 2022
+    EXPECT_TRUE(st.tp_async_backward);  // its column-parallel layers' backward collectives
   }
   EXPECT_EQ(cases[0].scenario.strategy.recompute, spec::Recompute::kFull);
   EXPECT_FALSE(cases[0].scenario.strategy.sequence_parallel);
@@ -355,6 +356,7 @@ TEST(ReadTable, NarayananTable1RowsRunAsTheAuthorsScriptsLaunchedThem) {
   const spec::Strategy gpt18 = strategy(
       "GPT-18.4B,18.4,40,6144,24576,48,48,51200,2048,A100,dgx-a100-80g,256,8,1,32,,,,1024,");
   EXPECT_EQ(gpt18.micro_batch, 8);
+  EXPECT_FALSE(gpt18.tp_async_backward);  // Megatron-LM of early 2021 had no asynchronous backward
   EXPECT_EQ(gpt18.vp, 1);
   EXPECT_TRUE(gpt18.overlap_dp_comm);
   const spec::Strategy gpt76 = strategy(

@@ -197,8 +197,10 @@ TEST(ValidationSuite, Korthikanti2022StaysWithinItsRatchet) {
   // Stop 33 (2026-11-22): 0.0804 when first added (all eight predicted 5-12% too fast, the
   // selective rows 8-12%, the full ones 5-7%). Stop 34: 0.0719 with the optimizer's passes around
   // Adam. Stop 35: 0.0676 with each linear bias's gradient summed in a kernel of its own.
+  // Stop 38: 0.0892, up with Megatron-LM's column-parallel backward collectives run beside their
+  // GEMMs, as its 2022 code ran them (--tp-async-backward): all eight now 7-11% too fast.
   expect_shipped_within("korthikanti_2022_a100.csv", Engine::kAnalytic, 8,
-                        "Korthikanti2022_MLSys_Table5", 0.068);
+                        "Korthikanti2022_MLSys_Table5", 0.0893);
 }
 
 // The discrete-event engine on the same rows (validate --engine sim), with its own ratchet.
@@ -281,9 +283,10 @@ TEST(ValidationSuite, FlashAttentionGpt3ThroughTheSimulatorStaysWithinItsRatchet
 TEST(ValidationSuite, Korthikanti2022ThroughTheSimulatorStaysWithinItsRatchet) {
   // Stop 33 (2026-11-22): 0.0836 when first added. Stop 34: 0.0752 with the optimizer's passes
   // around Adam.
-  expect_shipped_within(
-      "korthikanti_2022_a100.csv", Engine::kSimulation, 8, "Korthikanti2022_MLSys_Table5",
-      0.071);  // 0.0709 with each linear bias's gradient summed in a kernel of its own
+  expect_shipped_within("korthikanti_2022_a100.csv", Engine::kSimulation, 8,
+                        "Korthikanti2022_MLSys_Table5",
+                        0.0925);  // 0.0709 with each linear bias's gradient summed in a kernel of
+                                  // its own; stop 38: 0.0925 with --tp-async-backward, as above
 }
 
 TEST(ValidationSuite, Bloom176bThroughTheSimulatorStaysWithinItsRatchet) {

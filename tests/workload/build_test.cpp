@@ -26,6 +26,7 @@ struct Shape {
   bool sp = false;
   bool dp_overlap = true;
   bool async_tp = false;
+  bool async_backward = false;
   spec::ShardedCollectives sharded = spec::ShardedCollectives::kPerLayer;
   spec::PipelineTransfers transfers = spec::PipelineTransfers::kHostSynchronised;
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
@@ -51,6 +52,7 @@ spec::Scenario scenario(const char* model, const char* cluster, const Shape& x) 
   st.sequence_parallel = x.sp;
   st.overlap_dp_comm = x.dp_overlap;
   st.overlap_tp_comm = x.async_tp;
+  st.tp_async_backward = x.async_backward;
   st.pipeline_transfers = x.transfers;
   st.sharded_collectives = x.sharded;
   st.grad_sync = x.grad_sync;
@@ -69,16 +71,38 @@ TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
       {.gpus = 8, .tp = 8},
       {.gpus = 8, .tp = 8, .sp = true},
       {.gpus = 64, .tp = 8, .zero = 1, .global_batch = 64, .dp_overlap = false},
-      {.gpus = 64, .tp = 8, .zero = 2, .global_batch = 64, .recompute = spec::Recompute::kFull, .dp_overlap = false},
-      {.gpus = 64, .tp = 4, .global_batch = 64, .recompute = spec::Recompute::kSelective, .dp_overlap = false},
+      {.gpus = 64,
+       .tp = 8,
+       .zero = 2,
+       .global_batch = 64,
+       .recompute = spec::Recompute::kFull,
+       .dp_overlap = false},
+      {.gpus = 64,
+       .tp = 4,
+       .global_batch = 64,
+       .recompute = spec::Recompute::kSelective,
+       .dp_overlap = false},
       {.gpus = 16, .tp = 8, .cp = 2, .global_batch = 16, .seq = 16384, .sp = true},
       {.gpus = 8, .tp = 2, .global_batch = 8, .recompute = spec::Recompute::kOp},
       // Async TP: each collective hides behind the GEMM at its block edge, in both engines (16K
       // tokens, so that the GPU rather than the host sets the pace).
       {.gpus = 8, .tp = 8, .global_batch = 8, .seq = 16384, .sp = true, .async_tp = true},
       {.gpus = 8, .tp = 8, .global_batch = 8, .seq = 16384, .async_tp = true},
+      // Megatron's column-parallel backward: collectives beside the input and weight gradients.
+      {.gpus = 8, .tp = 8, .global_batch = 8, .seq = 16384, .async_backward = true},
+      {.gpus = 8,
+       .tp = 8,
+       .global_batch = 8,
+       .seq = 16384,
+       .recompute = spec::Recompute::kFull,
+       .sp = true,
+       .async_backward = true},
       // DeepSpeed 0.3.x ZeRO-3: every gather and reduce-scatter blocks the compute stream.
-      {.gpus = 64, .tp = 1, .zero = 3, .global_batch = 64, .recompute = spec::Recompute::kFull,
+      {.gpus = 64,
+       .tp = 1,
+       .zero = 3,
+       .global_batch = 64,
+       .recompute = spec::Recompute::kFull,
        .sharded = spec::ShardedCollectives::kPerTensorBlocking},
   };
   for (const Shape& x : shapes) {
@@ -124,6 +148,51 @@ TEST(Build, SimulationAgreesWithEstimateOnAPipeline) {
     const double h = analytic::estimate(heavy_head).step_time_s;
     EXPECT_NEAR(simulated(heavy_head), h, 0.03 * h) << spec::name(schedule);
   }
+}
+
+// Megatron's column-parallel backward (--tp-async-backward): the first op of each TP block runs its
+// input and weight gradients as two tasks, a collective beside each under SP (the input gathered
+// again, the input gradient's reduce-scatter) and beside the weight gradient without it (the
+// input gradient's all-reduce); none of them on the compute stream.
+TEST(Build, MegatronsAsyncBackwardRunsTheColumnParallelCollectivesBesideTheirGemms) {
+  const auto count = [](const Shape& x) {
+    const graph::ExecGraph g = build(scenario("llama3.1-8b", "dgx-h100", x));
+    std::uint16_t compute_stream = 0;
+    for (graph::TaskId id = 0; id < g.size(); ++id)
+      if (g.task(id).category == graph::Category::kCompute) compute_stream = g.task(id).stream;
+    std::map<std::string, int> n;
+    for (graph::TaskId id = 0; id < g.size(); ++id) {
+      const graph::Task& t = g.task(id);
+      if (g.name(id) == "qkv_projection.wgrad" || g.name(id) == "mlp_up.wgrad") ++n["wgrad"];
+      if (t.category != graph::Category::kTensorParallel) continue;
+      ++n[fmt::format("{}{}", g.name(id), t.stream == compute_stream ? "" : " beside")];
+    }
+    return n;
+  };
+  // One micro-batch of 32 layers, two TP blocks each.
+  const Shape sp{.gpus = 8, .tp = 8, .micro_batch = 8, .global_batch = 8, .sp = true};
+  Shape sp_async = sp;
+  sp_async.async_backward = true;
+  std::map<std::string, int> blocking = count(sp), async = count(sp_async);
+  EXPECT_EQ(blocking["tp.all_gather"], 4 * 32);  // forward 2, backward 2 (the scatters' mirror)
+  EXPECT_EQ(blocking["tp.reduce_scatter"], 4 * 32);
+  EXPECT_EQ(async["tp.all_gather"], 4 * 32);
+  EXPECT_EQ(async["tp.all_gather beside"], 2 * 32);
+  EXPECT_EQ(async["tp.reduce_scatter"], 2 * 32);
+  EXPECT_EQ(async["tp.reduce_scatter beside"], 2 * 32);
+  EXPECT_EQ(async["wgrad"], 2 * 32);
+  const Shape plain{
+      .gpus = 8, .tp = 8, .micro_batch = 8, .global_batch = 8, .async_backward = true};
+  std::map<std::string, int> all_reduce = count(plain);
+  EXPECT_EQ(all_reduce["tp.all_reduce"], 2 * 32);
+  EXPECT_EQ(all_reduce["tp.all_reduce beside"], 2 * 32);
+  // Async TP already hides these collectives; the flag then changes nothing.
+  Shape both = sp_async;
+  both.async_tp = true;
+  Shape async_tp_only = sp;
+  async_tp_only.async_tp = true;
+  EXPECT_EQ(build(scenario("llama3.1-8b", "dgx-h100", both)).size(),
+            build(scenario("llama3.1-8b", "dgx-h100", async_tp_only)).size());
 }
 
 TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopiesHoldNone) {
