@@ -254,6 +254,16 @@ TEST(Estimate, MegatronsAsyncBackwardHidesTheInputGradientsCollectiveBehindTheWe
   EXPECT_LE(saved, bound * (1 + 1e-12));
   const double saved_sp = tp_comm(true, false).first - tp_comm(true, true).first;
   EXPECT_LT(saved_sp, saved);
+  // Async TP hides those collectives already, and zero-bubble schedules defer the weight gradient
+  // the all-reduce would run beside: the flag then changes nothing.
+  for (const bool zero_bubble : {false, true}) {
+    spec::Scenario other = s;
+    other.strategy.overlap_tp_comm = !zero_bubble;
+    if (zero_bubble) other.strategy.schedule = spec::Schedule::kZeroBubbleH1;
+    const double without = estimate(other).step_time_s;
+    other.strategy.tp_async_backward = true;
+    EXPECT_EQ(estimate(other).step_time_s, without) << zero_bubble;
+  }
 }
 
 // Megatron's interleaved schedule finishes a stage's chunks a group of pp micro-batches apart, so
