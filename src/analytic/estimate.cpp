@@ -32,10 +32,11 @@ struct PassTimes {
   struct Edge {
     workload::BlockEdge edge = workload::BlockEdge::kNone;
     bool fp8 = false;  // an FP8 GEMM: the gather at this edge moves FP8
-    double fwd = 0, bwd = 0;
+    double fwd = 0;
     // The backward's input- and weight-gradient kernels, alone and beside one collective
     // (Strategy::tp_async_backward runs a collective beside each).
     double bwd_input = 0, bwd_weight = 0, beside_bwd_input = 0, beside_bwd_weight = 0;
+    double bwd() const { return bwd_input + bwd_weight; }
   };
   std::array<Edge, 4> tp_edges{};
   int tp_edge_count = 0;
@@ -67,10 +68,8 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
       t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {
-          op.tp_edge,  workload::fp8_gemm(op, s),
-          o.fwd,       o.bwd(),
-          o.bwd_input, o.bwd_weight,
-          c.bwd_input, c.bwd_weight};
+          op.tp_edge,  workload::fp8_gemm(op, s), o.fwd, o.bwd_input, o.bwd_weight, c.bwd_input,
+          c.bwd_weight};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
@@ -185,7 +184,7 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
         bwd += overlapped_s(e.bwd_input, e.beside_bwd_input, e.fp8 ? gather_fp8 : gather) -
                e.bwd_input;
     } else {
-      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd) : c_bwd;
+      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd()) : c_bwd;
     }
   }
   return {fwd, bwd + full_recompute_fraction(st) * fwd, st.sequence_parallel ? 4.0 : 2.0};
