@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <initializer_list>
+#include <utility>
 
 #include "core/error.h"
 #include "cost/compute.h"
@@ -208,6 +209,24 @@ LayerComm ep_comm(const spec::Scenario& s) {
   return {one, one + full_recompute_fraction(st) * one, 2};
 }
 
+// Of a layer's exposed TP communication (`tp`) and EP all-to-alls (`ep`), what crosses other
+// links than the gradient group's (workload::spanned_level), beside which that group's
+// collectives run at full speed.
+LayerComm on_other_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& ep) {
+  const spec::Strategy& st = s.strategy;
+  const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
+  const auto apart = [&](Axis axis) {
+    return workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
+  };
+  LayerComm out;
+  for (const auto& [comm, axis] : {std::pair{tp, Axis::kTp}, std::pair{ep, Axis::kEp}}) {
+    if (!apart(axis)) continue;
+    out.fwd += comm.fwd;
+    out.bwd += comm.bwd;
+  }
+  return out;
+}
+
 // GPU idle time of a pass whose kernels take `gpu` seconds and `host` seconds to launch. The host
 // runs ahead of the GPU, so the pass lasts max(GPU time, host time); when each launch blocks until
 // its kernel has finished, the two take turns and the GPU waits for all of the host's time.
@@ -271,6 +290,13 @@ Estimate estimate(const spec::Scenario& s) {
   const double layer_ep = moe_fraction * (ep.fwd + ep.bwd);
   const double layer_host =
       mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0);
+  // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets) hide
+  // behind the pass's exposed TP and EP collectives too where those cross other links (TP inside
+  // a node, the gradient group across nodes): the compute stream is busy with them, neither
+  // slows the other, and no kernel runs to be slowed. On the same links the two share the
+  // bandwidth, and together take what they take one after the other.
+  const LayerComm apart = on_other_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
+                                         {moe_fraction * ep.fwd, moe_fraction * ep.bwd, 0});
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
   // kernels, which run on the SMs the collectives leave while they run. Blocking collectives
@@ -282,14 +308,16 @@ Estimate estimate(const spec::Scenario& s) {
     const double scatter = workload::fsdp_scatter_s(s);
     const double copy_out = workload::fsdp_copy_out_s(s);
     const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
+    const double fwd_stream = layer_fwd + copy_out + apart.fwd;
+    const double bwd_stream = layer_bwd + copy_out + apart.bwd;
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
                      ? 2 * gather + regather + scatter
-                     : overlapped_s(layer_fwd + copy_out, layer_fwd_beside + copy_out, gather) -
-                           layer_fwd +
-                           sharded_backward_s(layer_bwd + copy_out, layer_bwd_beside + copy_out,
-                                              layer_bwd_beside_two + copy_out, gather,
+                     : overlapped_s(fwd_stream, layer_fwd_beside + copy_out + apart.fwd, gather) -
+                           layer_fwd - apart.fwd +
+                           sharded_backward_s(bwd_stream, layer_bwd_beside + copy_out + apart.bwd,
+                                              layer_bwd_beside_two + copy_out + apart.bwd, gather,
                                               workload::fsdp_copy_in_s(s), scatter) -
-                           layer_bwd;
+                           layer_bwd - apart.bwd;
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
 
@@ -387,21 +415,50 @@ Estimate estimate(const spec::Scenario& s) {
   const double stage_params = workload::stage_params_per_gpu(params, m, st);
   const double group = std::min<double>(micro_batches, st.pp);
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
+  // The reductions run one after another on their stream, each chunk's from the moment its
+  // gradients are complete, while the kernels of the window run slowed beside them; what is left
+  // when the last backward ends is exposed, and so is the time the kernels lost. The gathers
+  // are the same in reverse: each chunk's must be done before its turn.
   const auto exposed = [&](double comm, double pass, double slowdown, bool streams) {
     if (!st.overlap_dp_comm) return comm;
     const double per_layer = pass / std::max(1.0, layers);
-    double worst = comm / std::max(1.0, layers);
-    for (int c = 0; c < st.vp; ++c) {
-      const double window = pass / st.vp * (c * group + (streams ? 1 : 0));
-      const double hiding = std::max(0.0, window - (streams ? per_layer : 0));
-      const double moved = comm * (c + 1) / st.vp;
-      worst = std::max(worst, overlapped_s(hiding, hiding * slowdown, moved) - hiding);
+    // The stream seconds from chunk c's gradients being complete to the end of the pass.
+    const auto window = [&](int c) {
+      const double w = pass / st.vp * (c * group + (streams ? 1 : 0));
+      return std::max(0.0, w - (streams ? per_layer : 0));
+    };
+    // Walk the window from the first chunk's turn: `wall` seconds elapsed, `backlog` seconds of
+    // communication queued and not yet done.
+    double wall = 0, backlog = 0, left = window(st.vp - 1);
+    const auto advance = [&](double stream_s) {
+      const double slowed = stream_s * slowdown;
+      if (backlog >= slowed) {
+        wall += slowed;
+        backlog -= slowed;
+      } else {
+        wall += backlog + (stream_s - backlog / slowdown);
+        backlog = 0;
+      }
+    };
+    for (int c = st.vp - 1; c >= 0; --c) {
+      advance(left - window(c));
+      left = window(c);
+      backlog += comm / st.vp;
     }
-    return worst;
+    advance(left);
+    return std::max(comm / std::max(1.0, layers), wall + backlog - window(st.vp - 1));
   };
+  // The passes on the compute stream: kernels, slowed beside the collectives, and the exposed
+  // TP and EP collectives on other links, which are not.
+  const auto stream = [&](double kernels, double slowdown, double comm) {
+    const double seconds = kernels + layers * comm;
+    return std::pair{seconds, seconds > 0 ? (kernels * slowdown + layers * comm) / seconds : 1};
+  };
+  const auto [stream_fwd, stream_fwd_slowdown] = stream(kernels_fwd, fwd_slowdown, apart.fwd);
+  const auto [stream_bwd, stream_bwd_slowdown] = stream(kernels_bwd, bwd_slowdown, apart.bwd);
   const double dp =
-      exposed(workload::dp_reduce_s(s, stage_params), kernels_bwd, bwd_slowdown, !aligned) +
-      exposed(workload::dp_gather_s(s, stage_params), kernels_fwd, fwd_slowdown, true);
+      exposed(workload::dp_reduce_s(s, stage_params), stream_bwd, stream_bwd_slowdown, !aligned) +
+      exposed(workload::dp_gather_s(s, stage_params), stream_fwd, stream_fwd_slowdown, true);
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);

@@ -82,7 +82,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
       // (Megatron-LM examples/sc21/run_table_1.sh: micro-batches of 16 for the small models
       // instead of the default 1, PyTorch's DDP overlapping their gradients, the virtual
       // stages): no model change; every row is now predicted 10-22% too fast.
-      {{"Narayanan2021_SC21_Megatron_Table1", 0.1486},
+      // Stop 39: 0.1488, up as the closed form lets the gradient buckets of the TP runs without
+      // pipelining hide behind the TP all-reduces on the other links too, as the simulator does
+      // (3.6B +19.57 -> +19.59%, 7.5B +17.63 -> +17.74%, 18.4B +15.59 -> +15.74%).
+      {{"Narayanan2021_SC21_Megatron_Table1", 0.1488},
        {"Narayanan2021_SC21_Megatron_Sec5.1", 0.13},
        // 2026-11-21: 0.44, down from 1.20 with DeepSpeed 0.3.x's ZeRO-3 collectives,
        // one blocking collective per parameter tensor. 2026-11-22: 0.305 with the
@@ -120,10 +123,12 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // 2026-11-23: 0.2605 with async TP's GEMMs split into a piece per rank; 0.255 with FP8's
   // scale found before each cast.
   // Stop 38: 0.249 with Narayanan's Table 1 runs as the authors' scripts launched them (above).
+  // Stop 39: 0.2491 (0.24906) with the gradient group's collectives hiding behind the exposed TP
+  // and EP collectives on other links (Table 1 above, torchtitan's 2D rows, Llama 3).
   EXPECT_LE(r.overall.mape,
-            0.249);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate accumulation
-                     // (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257); FlashAttention 1
-                     // (0.267 with the re-gathers, 0.276 before)
+            0.2491);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
+                      // accumulation (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257);
+                      // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
   // (6 before it priced torchtitan's op-level checkpointing and DeepSpeed's live-parameter cap).
   EXPECT_LE(r.overall.not_fitting, 1);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
@@ -65,8 +66,8 @@ double simulated(const spec::Scenario& s) { return analysis::simulate_metrics(s)
 TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
   // One stage and gradients reduced after the backward: nothing overlaps but the CP ring beside
   // attention, which both engines hide the same way, so they must agree (issue 3: within 3%).
-  // Bucketed DP and ZeRO-3 prefetch overlap differently by design and are left out; blocking
-  // ZeRO-3 collectives overlap nothing.
+  // Bucketed DP and ZeRO-3 prefetch have a test of their own (below); blocking ZeRO-3
+  // collectives overlap nothing.
   const Shape shapes[] = {
       {.gpus = 8, .tp = 8},
       {.gpus = 8, .tp = 8, .sp = true},
@@ -107,6 +108,25 @@ TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
   };
   for (const Shape& x : shapes) {
     const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::dump(s);
+  }
+}
+
+TEST(Build, SimulationAgreesWithEstimateWhereGradientCollectivesCrossOtherLinksThanTp) {
+  // TP inside a node, FSDP or bucketed data parallelism across nodes: the compute stream's TP
+  // collectives and the gradient group's run at once on different links, so the closed form
+  // hides the gradient group's collectives behind both (the last shape keeps both groups inside
+  // one node, sharing its links). Before it did, it was 11-24% slower than the simulation here.
+  const std::pair<const char*, Shape> shapes[] = {
+      {"dgx-a100-40g", {.gpus = 16, .tp = 8, .zero = 3, .global_batch = 16, .seq = 2048}},
+      {"dgx-h100", {.gpus = 16, .tp = 8, .zero = 3, .global_batch = 16}},
+      {"dgx-h100", {.gpus = 64, .tp = 8, .zero = 3, .global_batch = 64, .sp = true}},
+      {"dgx-h100", {.gpus = 64, .tp = 8, .zero = 1, .global_batch = 64}},
+      {"dgx-h100", {.gpus = 8, .tp = 2, .zero = 3, .global_batch = 16}},
+  };
+  for (const auto& [cluster, x] : shapes) {
+    const spec::Scenario s = scenario("llama3.1-8b", cluster, x);
     const double e = analytic::estimate(s).step_time_s;
     EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::dump(s);
   }
