@@ -98,8 +98,11 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
 
 // A stretch of communication: `seconds` during which kernels that take `alone` on the whole GPU
 // take `beside` instead (next to the collectives running then).
+// `rate`: the communication's progress per second while the kernels run (below 1 where they
+// share its link), at full speed once they have ended.
 struct Phase {
   double seconds = 0, beside = 0;
+  double rate = 1;
 };
 
 // Seconds for kernels of `alone` seconds run alongside communication phases started with them:
@@ -111,11 +114,15 @@ double overlapped_s(double alone, std::initializer_list<Phase> phases) {
   double end = -1;
   for (const Phase& p : phases) {
     if (end < 0 && p.seconds > 0) {
-      if (p.seconds >= left * p.beside) {
+      const double lasts = p.seconds / p.rate;  // while the kernels run beside it
+      if (lasts >= left * p.beside) {
         end = t + left * p.beside;
+        t = end + p.seconds - left * p.beside * p.rate;
       } else {
-        left -= p.seconds / p.beside;
+        left -= lasts / p.beside;
+        t += lasts;
       }
+      continue;
     }
     t += p.seconds;
   }
@@ -125,18 +132,34 @@ double overlapped_s(double alone, std::initializer_list<Phase> phases) {
 // The same beside one collective of `comm` seconds.
 double overlapped_s(double alone, double beside, double comm) { return overlapped_s(alone, {{comm, beside}}); }
 
+// A pass on the compute stream beside the gradient group's collectives (ZeRO-3 gathers and
+// scatters, data-parallel buckets): its kernels, which run slowed beside one collective or two,
+// and its exposed TP and EP collectives, on other links than the group's (`apart`: neither
+// slows the other) or on the same links (`shared`: beside n of the group's collectives each of
+// the n + 1 gets an equal share of the bandwidth).
+struct PassStream {
+  double kernels = 0, beside = 0, beside_two = 0;
+  double apart = 0, shared = 0;
+  double alone() const { return kernels + apart + shared; }
+  // A phase of `seconds` of the group's communication, run by `n` collectives at once.
+  Phase beside_group(double seconds, int n) const {
+    const double stream = (n >= 2 ? beside_two : beside) + apart + (n + 1) * shared;
+    return {seconds, stream, stream > 0 ? (stream - shared) / stream : 1};
+  }
+};
+
 // A layer's backward beside FSDP's two collectives: the next layer's gather and this layer's
 // reduce-scatter run on streams of their own and cross the same links, so they share the
 // bandwidth while both run (2 min(gather, scatter)), each holding its SMs, and the longer one
 // finishes alone. FSDP2 first copies the gradients in on the scatter's stream (`copy_in`), a
 // kernel that crosses no link: the gather has the link to itself meanwhile.
-double sharded_backward_s(double alone, double beside, double beside_two, double gather,
-                          double copy_in, double scatter) {
+double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter) {
   const double shared = std::max(0.0, gather - copy_in);  // what is left of the gather
-  return overlapped_s(alone, {{std::min(gather, copy_in), beside},
-                              {std::max(0.0, copy_in - gather), beside},
-                              {2 * std::min(shared, scatter), beside_two},
-                              {std::abs(shared - scatter), beside}});
+  return overlapped_s(pass.alone(),
+                      {pass.beside_group(std::min(gather, copy_in), 1),
+                       {std::max(0.0, copy_in - gather), pass.beside + pass.apart + pass.shared},
+                       pass.beside_group(2 * std::min(shared, scatter), 2),
+                       pass.beside_group(std::abs(shared - scatter), 1)});
 }
 
 // Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
@@ -209,20 +232,21 @@ LayerComm ep_comm(const spec::Scenario& s) {
   return {one, one + full_recompute_fraction(st) * one, 2};
 }
 
-// Of a layer's exposed TP communication (`tp`) and EP all-to-alls (`ep`), what crosses other
-// links than the gradient group's (workload::spanned_level), beside which that group's
-// collectives run at full speed.
-LayerComm on_other_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& ep) {
+// A layer's exposed TP communication (`tp`) and EP all-to-alls (`ep`) by the links they cross:
+// other links than the gradient group's (workload::spanned_level), or the same.
+struct LinkSplit {
+  LayerComm apart, shared;
+};
+LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& ep) {
   const spec::Strategy& st = s.strategy;
   const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
-  const auto apart = [&](Axis axis) {
-    return workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
-  };
-  LayerComm out;
+  LinkSplit out;
   for (const auto& [comm, axis] : {std::pair{tp, Axis::kTp}, std::pair{ep, Axis::kEp}}) {
-    if (!apart(axis)) continue;
-    out.fwd += comm.fwd;
-    out.bwd += comm.bwd;
+    const bool apart =
+        workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
+    LayerComm& to = apart ? out.apart : out.shared;
+    to.fwd += comm.fwd;
+    to.bwd += comm.bwd;
   }
   return out;
 }
@@ -290,12 +314,9 @@ Estimate estimate(const spec::Scenario& s) {
   const double layer_ep = moe_fraction * (ep.fwd + ep.bwd);
   const double layer_host =
       mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})), m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0);
-  // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets) hide
-  // behind the pass's exposed TP and EP collectives too where those cross other links (TP inside
-  // a node, the gradient group across nodes): the compute stream is busy with them, neither
-  // slows the other, and no kernel runs to be slowed. On the same links the two share the
-  // bandwidth, and together take what they take one after the other.
-  const LayerComm apart = on_other_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
+  // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets) run
+  // beside the passes' exposed TP and EP collectives too (PassStream).
+  const LinkSplit links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
                                          {moe_fraction * ep.fwd, moe_fraction * ep.bwd, 0});
   // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
   // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
@@ -308,16 +329,16 @@ Estimate estimate(const spec::Scenario& s) {
     const double scatter = workload::fsdp_scatter_s(s);
     const double copy_out = workload::fsdp_copy_out_s(s);
     const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
-    const double fwd_stream = layer_fwd + copy_out + apart.fwd;
-    const double bwd_stream = layer_bwd + copy_out + apart.bwd;
+    const PassStream fwd{layer_fwd + copy_out, layer_fwd_beside + copy_out,
+                         layer_fwd_beside + copy_out, links.apart.fwd, links.shared.fwd};
+    const PassStream bwd{layer_bwd + copy_out, layer_bwd_beside + copy_out,
+                         layer_bwd_beside_two + copy_out, links.apart.bwd, links.shared.bwd};
+    // The copies are FSDP's time; the kernels and the TP and EP collectives are counted elsewhere.
     layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
                      ? 2 * gather + regather + scatter
-                     : overlapped_s(fwd_stream, layer_fwd_beside + copy_out + apart.fwd, gather) -
-                           layer_fwd - apart.fwd +
-                           sharded_backward_s(bwd_stream, layer_bwd_beside + copy_out + apart.bwd,
-                                              layer_bwd_beside_two + copy_out + apart.bwd, gather,
-                                              workload::fsdp_copy_in_s(s), scatter) -
-                           layer_bwd - apart.bwd;
+                     : overlapped_s(fwd.alone(), {fwd.beside_group(gather, 1)}) - fwd.alone() +
+                           sharded_backward_s(bwd, gather, workload::fsdp_copy_in_s(s), scatter) -
+                           bwd.alone() + 2 * copy_out;
   }
   const double layer_s = layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
 
@@ -419,9 +440,12 @@ Estimate estimate(const spec::Scenario& s) {
   // gradients are complete, while the kernels of the window run slowed beside them; what is left
   // when the last backward ends is exposed, and so is the time the kernels lost. The gathers
   // are the same in reverse: each chunk's must be done before its turn.
-  const auto exposed = [&](double comm, double pass, double slowdown, bool streams) {
+  const auto exposed = [&](double comm, const PassStream& stream, bool streams) {
     if (!st.overlap_dp_comm) return comm;
+    const double pass = stream.alone();
     const double per_layer = pass / std::max(1.0, layers);
+    const Phase beside = stream.beside_group(comm, 1);
+    const double slowdown = pass > 0 ? beside.beside / pass : 1;
     // The stream seconds from chunk c's gradients being complete to the end of the pass.
     const auto window = [&](int c) {
       const double w = pass / st.vp * (c * group + (streams ? 1 : 0));
@@ -432,11 +456,12 @@ Estimate estimate(const spec::Scenario& s) {
     double wall = 0, backlog = 0, left = window(st.vp - 1);
     const auto advance = [&](double stream_s) {
       const double slowed = stream_s * slowdown;
-      if (backlog >= slowed) {
+      if (backlog >= slowed * beside.rate) {
         wall += slowed;
-        backlog -= slowed;
+        backlog -= slowed * beside.rate;
       } else {
-        wall += backlog + (stream_s - backlog / slowdown);
+        const double drained = backlog / beside.rate;  // seconds until the queue is empty
+        wall += drained + (stream_s - drained / slowdown);
         backlog = 0;
       }
     };
@@ -448,17 +473,12 @@ Estimate estimate(const spec::Scenario& s) {
     advance(left);
     return std::max(comm / std::max(1.0, layers), wall + backlog - window(st.vp - 1));
   };
-  // The passes on the compute stream: kernels, slowed beside the collectives, and the exposed
-  // TP and EP collectives on other links, which are not.
-  const auto stream = [&](double kernels, double slowdown, double comm) {
-    const double seconds = kernels + layers * comm;
-    return std::pair{seconds, seconds > 0 ? (kernels * slowdown + layers * comm) / seconds : 1};
-  };
-  const auto [stream_fwd, stream_fwd_slowdown] = stream(kernels_fwd, fwd_slowdown, apart.fwd);
-  const auto [stream_bwd, stream_bwd_slowdown] = stream(kernels_bwd, bwd_slowdown, apart.bwd);
-  const double dp =
-      exposed(workload::dp_reduce_s(s, stage_params), stream_bwd, stream_bwd_slowdown, !aligned) +
-      exposed(workload::dp_gather_s(s, stage_params), stream_fwd, stream_fwd_slowdown, true);
+  const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0, layers * links.apart.fwd,
+                             layers * links.shared.fwd};
+  const PassStream stage_bwd{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * links.apart.bwd,
+                             layers * links.shared.bwd};
+  const double dp = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned) +
+                    exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);
