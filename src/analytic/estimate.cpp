@@ -348,7 +348,7 @@ Estimate estimate(const spec::Scenario& s) {
     return edge.fwd + edge.bwd + edge_host_s(st, edge);
   };
   struct Stage {
-    double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_host = 0;
+    double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
   };
   const auto stage_at = [&](int i) {
@@ -356,6 +356,7 @@ Estimate estimate(const spec::Scenario& s) {
     const auto carry = [&](const PassTimes& edge) {
       g.edge_fwd += edge.fwd;
       g.edge_bwd += edge.bwd;
+      g.edge_wgrad += edge.wgrad;
       g.edge_host += edge_host_s(st, edge);
     };
     if (i == 0) carry(embed);
@@ -377,6 +378,7 @@ Estimate estimate(const spec::Scenario& s) {
   const double layers = slowest.layers;
 
   const double kernels_fwd = layers * layer_fwd + slowest.edge_fwd;
+  const double layer_wgrad = mix(dense.wgrad, moe.wgrad);
   const double kernels_bwd = layers * layer_bwd + slowest.edge_bwd;
   // Their slowdown beside a collective (the edges' share taken as the layers').
   const double fwd_slowdown = layer_fwd > 0 ? layer_fwd_beside / layer_fwd : 1;
@@ -412,7 +414,6 @@ Estimate estimate(const spec::Scenario& s) {
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
     // al. 2024, §3.1), i.e. each other stage's slot of F + B + W less 2W.
-    const double layer_wgrad = mix(dense.wgrad, moe.wgrad);
     bubble = 0;
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
@@ -475,8 +476,15 @@ Estimate estimate(const spec::Scenario& s) {
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0, layers * links.apart.fwd,
                              layers * links.shared.fwd};
-  const PassStream stage_bwd{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * links.apart.bwd,
-                             layers * links.shared.bwd};
+  // Under ZB-H1 a layer's gradients are complete only after its weight-gradient pass of the
+  // last micro-batch, which every stage runs last: its buckets hide behind that pass alone,
+  // which runs no collectives.
+  const double kernels_wgrad = layers * layer_wgrad + slowest.edge_wgrad;
+  const PassStream stage_bwd =
+      st.schedule == spec::Schedule::kZeroBubbleH1
+          ? PassStream{kernels_wgrad, kernels_wgrad * bwd_slowdown, 0, 0, 0}
+          : PassStream{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * links.apart.bwd,
+                       layers * links.shared.bwd};
   const double dp = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned) +
                     exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
   // The tied embedding's gradient sync between the first and last stages follows the reduction.

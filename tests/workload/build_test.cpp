@@ -604,6 +604,18 @@ TEST(Build, ZeroBubbleIsFasterThanOneFOneB) {
   EXPECT_LT(simulated(scenario("llama2-70b", "dgx-h100", x)), 0.97 * one_f_one_b);
 }
 
+TEST(Build, UnderZeroBubbleGradientBucketsWaitForTheLastWeightGradientsInBothEngines) {
+  // ZB-H1 runs each stage's weight-gradient pass of the last micro-batch last, and only then are
+  // a layer's gradients complete: the buckets hide behind that pass, not a whole backward. The
+  // closed form, which hid them behind the whole backward, was 3.9% faster than the simulation
+  // here.
+  Shape x{.gpus = 64, .tp = 8, .pp = 2, .global_batch = 32};
+  x.schedule = spec::Schedule::kZeroBubbleH1;
+  const spec::Scenario s = scenario("llama3.1-70b", "dgx-h100", x);
+  const double e = analytic::estimate(s).step_time_s;
+  EXPECT_NEAR(simulated(s), e, 0.03 * e);
+}
+
 TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
   const spec::Scenario s = scenario("llama2-70b", "dgx-h100", {.gpus = 32, .tp = 8, .pp = 4, .global_batch = 16});
   const std::size_t needed = build(s).size();
