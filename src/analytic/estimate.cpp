@@ -439,10 +439,13 @@ Estimate estimate(const spec::Scenario& s) {
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
   // The reductions run one after another on their stream, each chunk's from the moment its
   // gradients are complete, while the kernels of the window run slowed beside them; what is left
-  // when the last backward ends is exposed, and so is the time the kernels lost. The gathers
-  // are the same in reverse: each chunk's must be done before its turn.
-  const auto exposed = [&](double comm, const PassStream& stream, bool streams) {
-    if (!st.overlap_dp_comm) return comm;
+  // when the last backward ends is exposed, and so is the time the kernels lost (`stretch`).
+  // The gathers are the same in reverse: each chunk's must be done before its turn.
+  struct Exposure {
+    double seconds = 0, stretch = 0;
+  };
+  const auto exposed = [&](double comm, const PassStream& stream, bool streams) -> Exposure {
+    if (!st.overlap_dp_comm) return {comm, 0};
     const double pass = stream.alone();
     const double per_layer = pass / std::max(1.0, layers);
     const Phase beside = stream.beside_group(comm, 1);
@@ -472,7 +475,8 @@ Estimate estimate(const spec::Scenario& s) {
       backlog += comm / st.vp;
     }
     advance(left);
-    return std::max(comm / std::max(1.0, layers), wall + backlog - window(st.vp - 1));
+    return {std::max(comm / std::max(1.0, layers), wall + backlog - window(st.vp - 1)),
+            wall - window(st.vp - 1)};
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0, layers * links.apart.fwd,
                              layers * links.shared.fwd};
@@ -485,8 +489,15 @@ Estimate estimate(const spec::Scenario& s) {
           ? PassStream{kernels_wgrad, kernels_wgrad * bwd_slowdown, 0, 0, 0}
           : PassStream{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * links.apart.bwd,
                        layers * links.shared.bwd};
-  const double dp = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned) +
-                    exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
+  const Exposure reduce = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned);
+  const Exposure gather = exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
+  // Without interleaving the drain is a chain: each stage's last backward, slowed by its own
+  // buckets, hands its gradient to the stage before, so the other stages' stretches add to the
+  // slowest one's. (Under ZB-H1 the buckets wait for the weight gradients, which no stage waits
+  // for. In the fill each stage gathers its parameters while it waits for its first input.)
+  const bool drain_chain = st.vp == 1 && st.schedule != spec::Schedule::kZeroBubbleH1;
+  const double dp =
+      reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0);
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);

@@ -112,8 +112,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // Float8ColwiseParallel and Float8RowwiseParallel do (row 34: +12.9 -> +22.2%).
        // 2026-11-23: 0.431, down with async TP's GEMMs split into a piece per rank; 0.406
        // with Float8's scale found in a pass of its own before each cast.
+       // Stop 39: 0.391 (0.3907) with each stage's last backward slowed by its gradient buckets
+       // along the pipeline's drain (the 405B rows with 1F1B, 0.7-2.2 points nearer).
        {"torchtitan docs/performance.md (@eaea6f6, Dec-2024 versions)",
-        0.395},  // 0.3944, ZeRO-2 accumulation
+        0.391},  // 0.3944, ZeRO-2 accumulation
        {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.16},
        // Later 0.251 (was 0.277): the A100 40GB rows ran attn_impl triton, a
        // FlashAttention-1 generation kernel, at half FlashAttention-2's rate.
@@ -124,9 +126,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // scale found before each cast.
   // Stop 38: 0.249 with Narayanan's Table 1 runs as the authors' scripts launched them (above).
   // Stop 39: 0.2491 (0.24906) with the gradient group's collectives hiding behind the exposed TP
-  // and EP collectives on other links (Table 1 above, torchtitan's 2D rows, Llama 3).
+  // and EP collectives on other links (Table 1 above, torchtitan's 2D rows, Llama 3); then 0.2483
+  // (0.24820) with the drain's stages each slowed by their own buckets (torchtitan above).
   EXPECT_LE(r.overall.mape,
-            0.2491);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
+            0.2483);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
                       // accumulation (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257);
                       // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
