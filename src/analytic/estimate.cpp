@@ -364,25 +364,6 @@ Estimate estimate(const spec::Scenario& s) {
     return g;
   };
   const auto stage_s = [&](const Stage& g) { return g.layers * layer_s + g.edges_s(); };
-  // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
-  // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
-  Stage slowest = stage_at(0);
-  int slowest_index = 0;
-  const auto consider = [&](int i) {
-    const Stage g = stage_at(i);
-    if (stage_s(g) > stage_s(slowest)) slowest = g, slowest_index = i;
-  };
-  if (st.pp >= 3) consider(1);
-  if (st.pp >= 2) consider(st.pp - 1);
-  const double all_stages_s = m.layers * layer_s + edge_s(head) + edge_s(embed);  // each once
-  const double layers = slowest.layers;
-
-  const double kernels_fwd = layers * layer_fwd + slowest.edge_fwd;
-  const double layer_wgrad = mix(dense.wgrad, moe.wgrad);
-  const double kernels_bwd = layers * layer_bwd + slowest.edge_bwd;
-  // Their slowdown beside a collective (the edges' share taken as the layers').
-  const double fwd_slowdown = layer_fwd > 0 ? layer_fwd_beside / layer_fwd : 1;
-  const double bwd_slowdown = layer_bwd > 0 ? layer_bwd_beside / layer_bwd : 1;
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
@@ -393,15 +374,52 @@ Estimate estimate(const spec::Scenario& s) {
   // drain wait for every hop either way (below).
   // With Megatron's scatter/gather the receiver also all-gathers what it received, on its compute
   // stream, where nothing hides it.
-  const double transfers = st.pp > 1 ? 2.0 * st.vp * workload::pp_transfer_s(s) : 0;
-  const double gathers = st.pp > 1 ? 2.0 * st.vp * workload::pp_gather_s(s) : 0;
-  const double p2p_blocking = transfers + gathers;
+  // Without interleaving a stage exchanges with its neighbours after each forward and each
+  // backward, but the first stage has no one to send gradients to and the last none to send
+  // activations to (Megatron's send_forward_recv_backward and send_backward_recv_forward skip
+  // them): in the steady state the end stages make one exchange per micro-batch, the others two.
+  const double transfer = st.pp > 1 ? workload::pp_transfer_s(s) : 0;
+  const double received_gather = st.pp > 1 ? workload::pp_gather_s(s) : 0;
   const bool hidden_behind_chunks = st.schedule == spec::Schedule::kInterleaved &&
                                     st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
-  const double p2p =
-      hidden_behind_chunks ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd) : p2p_blocking;
+  const auto p2p_of = [&](int i, double kernels_fwd) {
+    const double ends = st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0;
+    const double exchanges = 2.0 * st.vp - ends;
+    const double transfers = st.pp > 1 ? exchanges * transfer : 0;
+    const double gathers = st.pp > 1 ? exchanges * received_gather : 0;
+    return hidden_behind_chunks ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd)
+                                : transfers + gathers;
+  };
+  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * layer_fwd + g.edge_fwd; };
+  const auto steady_s = [&](int i) {
+    const Stage g = stage_at(i);
+    return stage_s(g) + p2p_of(i, stage_fwd_s(g));
+  };
+  // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
+  // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
+  int slowest_index = 0;
+  if (st.pp >= 3 && steady_s(1) > steady_s(slowest_index)) slowest_index = 1;
+  if (st.pp >= 2 && steady_s(st.pp - 1) > steady_s(slowest_index)) slowest_index = st.pp - 1;
+  const Stage slowest = stage_at(slowest_index);
+  const double all_stages_s = m.layers * layer_s + edge_s(head) + edge_s(embed);  // each once
+  const double layers = slowest.layers;
 
-  const double per_micro_batch = stage_s(slowest) + p2p;
+  const double kernels_fwd = stage_fwd_s(slowest);
+  const double layer_wgrad = mix(dense.wgrad, moe.wgrad);
+  const double kernels_bwd = layers * layer_bwd + slowest.edge_bwd;
+  // Their slowdown beside a collective (the edges' share taken as the layers').
+  const double fwd_slowdown = layer_fwd > 0 ? layer_fwd_beside / layer_fwd : 1;
+  const double bwd_slowdown = layer_bwd > 0 ? layer_bwd_beside / layer_bwd : 1;
+
+  // Every hop of the fill and drain carries one transfer each way.
+  const double p2p_blocking = 2.0 * st.vp * (transfer + received_gather);
+  const double p2p = hidden_behind_chunks
+                         ? 2.0 * st.vp * received_gather +
+                               std::max(0.0, 2.0 * st.vp * transfer - 2.0 * kernels_fwd)
+                         : p2p_blocking;
+
+  const double steady_p2p = p2p_of(slowest_index, kernels_fwd);
+  const double per_micro_batch = stage_s(slowest) + steady_p2p;
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving
   // (Narayanan et al. 2021, §2.2.1-2.2.2). Stages differ in their layers and edges: a micro-batch
@@ -507,7 +525,7 @@ Estimate estimate(const spec::Scenario& s) {
   b.tp_comm_s = micro_batches * layers * layer_tp;
   b.cp_comm_s = micro_batches * layers * layer_cp;
   b.ep_comm_s = micro_batches * layers * layer_ep;
-  b.pp_comm_s = micro_batches * p2p;
+  b.pp_comm_s = micro_batches * steady_p2p;
   b.fsdp_comm_s = micro_batches * layers * layer_fsdp;
   b.host_s = micro_batches * (layers * layer_host + slowest.edge_host);
   b.bubble_s = bubble;

@@ -174,6 +174,19 @@ TEST(Build, SimulationAgreesWithEstimateOnAPipeline) {
   }
 }
 
+TEST(Build, ThePipelinesEndStagesMakeOneExchangePerMicroBatchInBothEngines) {
+  // Without interleaving the first stage sends no gradients and the last no activations, so in
+  // the steady state the last stage, the slowest here (Llama 3.1 8B's 128k-token head), waits
+  // for one transfer per micro-batch, not two. Charged two, the closed form was 4.2% slower than
+  // the simulation on this 4-stage B200 pipeline.
+  Shape x{.gpus = 16, .tp = 4, .pp = 4, .global_batch = 16, .seq = 2048};
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-b200", x);
+  s.strategy.host_dispatch_s = 0;
+  s = spec::complete_and_validate(s);
+  const double e = analytic::estimate(s).step_time_s;
+  EXPECT_NEAR(simulated(s), e, 0.015 * e);
+}
+
 // Megatron's column-parallel backward (--tp-async-backward): the first op of each TP block runs its
 // input and weight gradients as two tasks, a collective beside each under SP (the input gathered
 // again, the input gradient's reduce-scatter) and beside the weight gradient without it (the
