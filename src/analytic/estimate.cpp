@@ -382,25 +382,29 @@ Estimate estimate(const spec::Scenario& s) {
   const double received_gather = st.pp > 1 ? workload::pp_gather_s(s) : 0;
   const bool hidden_behind_chunks = st.schedule == spec::Schedule::kInterleaved &&
                                     st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
-  const auto p2p_of = [&](int i, double kernels_fwd) {
-    const double ends = st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0;
-    const double exchanges = 2.0 * st.vp - ends;
-    const double transfers = st.pp > 1 ? exchanges * transfer : 0;
-    const double gathers = st.pp > 1 ? exchanges * received_gather : 0;
+  // What `exchanges` transfers (and their gathers) per micro-batch expose on a stage whose
+  // forward kernels take `kernels_fwd`.
+  const auto p2p_s = [&](double exchanges, double kernels_fwd) {
+    const double transfers = exchanges * transfer, gathers = exchanges * received_gather;
     return hidden_behind_chunks ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd)
                                 : transfers + gathers;
   };
-  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * layer_fwd + g.edge_fwd; };
-  const auto steady_s = [&](int i) {
-    const Stage g = stage_at(i);
-    return stage_s(g) + p2p_of(i, stage_fwd_s(g));
+  const auto exchanges_of = [&](int i) {
+    return 2.0 * st.vp - (st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0);
   };
+  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * layer_fwd + g.edge_fwd; };
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
+  Stage slowest = stage_at(0);
   int slowest_index = 0;
-  if (st.pp >= 3 && steady_s(1) > steady_s(slowest_index)) slowest_index = 1;
-  if (st.pp >= 2 && steady_s(st.pp - 1) > steady_s(slowest_index)) slowest_index = st.pp - 1;
-  const Stage slowest = stage_at(slowest_index);
+  double slowest_s = stage_s(slowest) + p2p_s(exchanges_of(0), stage_fwd_s(slowest));
+  const auto consider = [&](int i) {
+    const Stage g = stage_at(i);
+    const double t = stage_s(g) + p2p_s(exchanges_of(i), stage_fwd_s(g));
+    if (t > slowest_s) slowest = g, slowest_index = i, slowest_s = t;
+  };
+  if (st.pp >= 3) consider(1);
+  if (st.pp >= 2) consider(st.pp - 1);
   const double all_stages_s = m.layers * layer_s + edge_s(head) + edge_s(embed);  // each once
   const double layers = slowest.layers;
 
@@ -413,12 +417,8 @@ Estimate estimate(const spec::Scenario& s) {
 
   // Every hop of the fill and drain carries one transfer each way.
   const double p2p_blocking = 2.0 * st.vp * (transfer + received_gather);
-  const double p2p = hidden_behind_chunks
-                         ? 2.0 * st.vp * received_gather +
-                               std::max(0.0, 2.0 * st.vp * transfer - 2.0 * kernels_fwd)
-                         : p2p_blocking;
-
-  const double steady_p2p = p2p_of(slowest_index, kernels_fwd);
+  const double p2p = p2p_s(2.0 * st.vp, kernels_fwd);
+  const double steady_p2p = p2p_s(exchanges_of(slowest_index), kernels_fwd);
   const double per_micro_batch = stage_s(slowest) + steady_p2p;
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving
