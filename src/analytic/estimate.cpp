@@ -300,14 +300,15 @@ Estimate estimate(const spec::Scenario& s) {
   const double host_m = m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0;
 
   // One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
-  // `moe_share`: kernels, exposed communication and host time.
+  // `moe_share`: kernels, exposed communication and host time. Inlined: as a call that returns
+  // the struct through memory it made the estimate benchmark 3-5% slower (alternating runs).
   struct LayerCost {
     double fwd = 0, bwd = 0, fwd_beside = 0, bwd_beside = 0, wgrad = 0;
     double tp = 0, cp = 0, ep = 0, fsdp = 0, host = 0;
     LinkSplit links;
     double total() const { return fwd + bwd + tp + cp + ep + fsdp + host; }
   };
-  const auto layer_cost = [&](double moe_share) {
+  const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
     const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
     LayerCost c;
     c.fwd = mix(dense.fwd, moe.fwd);
@@ -359,20 +360,31 @@ Estimate estimate(const spec::Scenario& s) {
   const auto edge_s = [&](const PassTimes& edge) {
     return edge.fwd + edge.bwd + edge_host_s(st, edge);
   };
+  // Where MoE and dense layers are spread unevenly over the stages, each stage has its own
+  // average layer.
+  const bool own_layers = m.is_moe() && st.pp > 1;
   struct Stage {
-    double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
-    LayerCost layer;  // its average layer
+    double layers = 0, moe_share = 0;
+    double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
+    double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
   };
   const auto stage_at = [&](int i) {
     const int layers = workload::stage_layer_count(m.layers, st.pp, st.vp, i);
     Stage g;
     g.layers = layers;
-    g.layer =
-        m.is_moe() && st.pp > 1
-            ? layer_cost(static_cast<double>(workload::stage_moe_layer_count(m, st.pp, st.vp, i)) /
-                         layers)
-            : average;
+    const auto take = [&](const LayerCost& c) {
+      g.layer_s = c.total();
+      g.layer_fwd = c.fwd;
+      g.layer_wgrad = c.wgrad;
+    };
+    if (own_layers) {
+      g.moe_share =
+          static_cast<double>(workload::stage_moe_layer_count(m, st.pp, st.vp, i)) / layers;
+      take(layer_cost(g.moe_share));
+    } else {
+      take(average);
+    }
     const auto carry = [&](const PassTimes& edge) {
       g.edge_fwd += edge.fwd;
       g.edge_bwd += edge.bwd;
@@ -383,7 +395,7 @@ Estimate estimate(const spec::Scenario& s) {
     if (i == st.pp - 1) carry(head);
     return g;
   };
-  const auto stage_s = [&](const Stage& g) { return g.layers * g.layer.total() + g.edges_s(); };
+  const auto stage_s = [&](const Stage& g) { return g.layers * g.layer_s + g.edges_s(); };
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
@@ -412,7 +424,7 @@ Estimate estimate(const spec::Scenario& s) {
   const auto exchanges_of = [&](int i) {
     return 2.0 * st.vp - (st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0);
   };
-  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * g.layer.fwd + g.edge_fwd; };
+  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * g.layer_fwd + g.edge_fwd; };
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
   Stage slowest = stage_at(0);
@@ -428,7 +440,8 @@ Estimate estimate(const spec::Scenario& s) {
   const double all_stages_s =
       m.layers * average.total() + edge_s(head) + edge_s(embed);  // each once
   const double layers = slowest.layers;
-  const LayerCost& layer = slowest.layer;
+  const LayerCost slowest_layer = own_layers ? layer_cost(slowest.moe_share) : LayerCost{};
+  const LayerCost& layer = own_layers ? slowest_layer : average;
 
   const double kernels_fwd = stage_fwd_s(slowest);
   const double kernels_bwd = layers * layer.bwd + slowest.edge_bwd;
@@ -457,7 +470,7 @@ Estimate estimate(const spec::Scenario& s) {
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
       const Stage g = stage_at(i);
-      bubble += std::max(0.0, g.layers * (g.layer.total() - 2 * g.layer.wgrad) + p2p) + g.edges_s();
+      bubble += std::max(0.0, g.layers * (g.layer_s - 2 * g.layer_wgrad) + p2p) + g.edges_s();
     }
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
