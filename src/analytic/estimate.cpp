@@ -502,33 +502,35 @@ Estimate estimate(const spec::Scenario& s) {
     const double per_layer = pass / std::max(1.0, layers);
     const Phase beside = stream.beside_group(comm, 1);
     const double slowdown = pass > 0 ? beside.beside / pass : 1;
+    const double drain = slowdown * beside.rate;  // communication done per second of the stream's
     // The stream seconds from chunk c's gradients being complete to the end of the pass.
+    const double chunk_pass = pass / st.vp;
     const auto window = [&](int c) {
-      const double w = pass / st.vp * (c * group + (streams ? 1 : 0));
-      return std::max(0.0, w - (streams ? per_layer : 0));
+      return std::max(0.0,
+                      chunk_pass * (c * group + (streams ? 1 : 0)) - (streams ? per_layer : 0));
     };
     // Walk the window from the first chunk's turn: `wall` seconds elapsed, `backlog` seconds of
     // communication queued and not yet done.
-    double wall = 0, backlog = 0, left = window(st.vp - 1);
+    const double first = window(st.vp - 1);
+    double wall = 0, backlog = 0, left = first;
     const auto advance = [&](double stream_s) {
-      const double slowed = stream_s * slowdown;
-      if (backlog >= slowed * beside.rate) {
-        wall += slowed;
-        backlog -= slowed * beside.rate;
+      if (backlog >= stream_s * drain) {
+        wall += stream_s * slowdown;
+        backlog -= stream_s * drain;
       } else {
-        const double drained = backlog / beside.rate;  // seconds until the queue is empty
-        wall += drained + (stream_s - drained / slowdown);
+        const double busy = backlog / drain;  // stream seconds until the queue is empty
+        wall += busy * slowdown + (stream_s - busy);
         backlog = 0;
       }
     };
     for (int c = st.vp - 1; c >= 0; --c) {
-      advance(left - window(c));
-      left = window(c);
+      const double ready = window(c);
+      advance(left - ready);
+      left = ready;
       backlog += comm / st.vp;
     }
     advance(left);
-    return {std::max(comm / std::max(1.0, layers), wall + backlog - window(st.vp - 1)),
-            wall - window(st.vp - 1)};
+    return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first};
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
                              layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};
