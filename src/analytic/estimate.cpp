@@ -310,23 +310,25 @@ Estimate estimate(const spec::Scenario& s) {
   };
   const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
     const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
-    LayerCost c;
-    c.fwd = mix(dense.fwd, moe.fwd);
-    c.bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute);
-    c.fwd_beside = mix(dense.beside.fwd, moe.beside.fwd);
-    c.bwd_beside =
-        mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute);
     const double bwd_beside_two = mix(dense.beside_two.bwd + dense.beside_two.recompute,
                                       moe.beside_two.bwd + moe.beside_two.recompute);
-    c.wgrad = mix(dense.wgrad, moe.wgrad);
-    c.tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd);
-    c.cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd);
-    c.ep = moe_share * (ep.fwd + ep.bwd);
-    c.host = mix(host_d, host_m);
-    // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets) run
-    // beside the passes' exposed TP and EP collectives too (PassStream).
-    c.links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
-                             {moe_share * ep.fwd, moe_share * ep.bwd, 0});
+    LayerCost c{
+        .fwd = mix(dense.fwd, moe.fwd),
+        .bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute),
+        .fwd_beside = mix(dense.beside.fwd, moe.beside.fwd),
+        .bwd_beside =
+            mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute),
+        .wgrad = mix(dense.wgrad, moe.wgrad),
+        .tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd),
+        .cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd),
+        .ep = moe_share * (ep.fwd + ep.bwd),
+        .fsdp = 0,
+        .host = mix(host_d, host_m),
+        // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
+        // run beside the passes' exposed TP and EP collectives too (PassStream).
+        .links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
+                                {moe_share * ep.fwd, moe_share * ep.bwd, 0}),
+    };
     // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and
     // again for backward, and reduce-scatter its gradients; prefetching hides them behind the
     // layer's kernels, which run on the SMs the collectives leave while they run. Blocking
@@ -440,8 +442,7 @@ Estimate estimate(const spec::Scenario& s) {
   const double all_stages_s =
       m.layers * average.total() + edge_s(head) + edge_s(embed);  // each once
   const double layers = slowest.layers;
-  const LayerCost slowest_layer = own_layers ? layer_cost(slowest.moe_share) : LayerCost{};
-  const LayerCost& layer = own_layers ? slowest_layer : average;
+  const LayerCost layer = own_layers ? layer_cost(slowest.moe_share) : average;
 
   const double kernels_fwd = stage_fwd_s(slowest);
   const double kernels_bwd = layers * layer.bwd + slowest.edge_bwd;

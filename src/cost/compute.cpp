@@ -102,35 +102,51 @@ double matrix_elements(const GemmShape& g) {
   return (g.m * g.k + g.k * g.n + g.m * g.n) * g.instances;
 }
 
-// linear_gemm_times for a GEMM whose leading dimensions the kernels can load in vectors.
-LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8, const spec::GpuSpec& gpu,
-                                   Shares shares) {
+// The three GEMMs of a linear layer from the GPU's measured grid (GpuSpec::GemmGrid). The measured
+// time already holds the kernel's fixed costs; beside collectives its tiles take the waves of the
+// SMs left, each as long as one of its own waves. A batch's instances run as one GEMM that many
+// times taller (one kernel, the same tiles): its rows, m or for the weight gradient k, times the
+// instances. The three GEMMs are the forward's dimensions in other orders.
+LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes, const spec::GpuSpec& gpu,
+                                    Shares shares) {
+  const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
+  const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
+  const auto time = [&](double tiles, double measured_s) -> KernelTime {
+    const double whole = std::max(measured_s, traffic);
+    if (gpu.sm_count <= 0) return {whole, whole, whole};
+    const double per_wave = whole / std::ceil(tiles / gpu.sm_count);
+    return {whole, shares >= Shares::kBesideOne ? per_wave * std::ceil(tiles / one) : whole,
+            shares >= Shares::kBesideTwo ? per_wave * std::ceil(tiles / two) : whole};
+  };
+  const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
+  const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
+  const double peak_flops = gpu.peak_bf16_flops * clock_factor(gpu);
+  const GridDim rows = grid_dim(grid, fwd.m * fwd.instances), n = grid_dim(grid, fwd.n),
+                k = grid_dim(grid, fwd.k);
+  const GridDim k_rows = grid_dim(grid, fwd.k * fwd.instances), m = grid_dim(grid, fwd.m);
+  return {
+      time(tiles(m_tiles, n_tiles, fwd.instances), measured_gemm_s(grid, rows, n, k, peak_flops)),
+      time(tiles(m_tiles, k_tiles, fwd.instances), measured_gemm_s(grid, rows, k, n, peak_flops)),
+      time(tiles(k_tiles, n_tiles, fwd.instances),
+           measured_gemm_s(grid, k_rows, n, m, peak_flops))};
+}
+
+// The same from the tile model, for GPUs without a measured grid (and FP8 GEMMs): the GEMM's
+// FLOPs at the best measured rate, in waves of kTileM x kTileN tiles, k split where the tiles are
+// too few to fill the SMs.
+LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8,
+                                 const spec::GpuSpec& gpu, Shares shares) {
   const double peak = use_fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
                                                                       : gpu.matmul_efficiency;
-  const double clock = clock_factor(gpu);
-  const double seconds_per_flop = 1 / (peak * efficiency * clock);
+  const double seconds_per_flop = 1 / (peak * efficiency * clock_factor(gpu));
   // The three GEMMs move the same bytes (each reads two of X, W, Y or their gradients, writes one).
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   // Every wave lasts as long as a full one: one tile of kTileM x kTileN outputs per SM, each a
   // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
   const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
-  // An empty GEMM launches nothing the grid measured; the tile model prices it at its traffic.
-  const bool empty = fwd.m <= 0 || fwd.n <= 0 || fwd.k <= 0 || fwd.instances <= 0;
-  const bool measured = !use_fp8 && !empty && !gpu.gemm_grid.sizes.empty();
-  // Each GEMM's outputs span two of the forward's three dimensions.
-  const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
-  const auto time = [&](const GemmShape& g, double tiles, double measured_s) -> KernelTime {
-    if (measured) {
-      // The measured time already holds the kernel's fixed costs; beside collectives its tiles
-      // take the waves of the SMs left, each as long as one of its own waves.
-      const double whole = std::max(measured_s, traffic);
-      if (gpu.sm_count <= 0) return {whole, whole, whole};
-      const double per_wave = whole / std::ceil(tiles / gpu.sm_count);
-      return {whole, shares >= Shares::kBesideOne ? per_wave * std::ceil(tiles / one) : whole,
-              shares >= Shares::kBesideTwo ? per_wave * std::ceil(tiles / two) : whole};
-    }
+  const auto time = [&](const GemmShape& g, double tiles) -> KernelTime {
     const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
     if (gpu.sm_count <= 0) {
       const double t = seconds(2 * g.m * g.n * g.k * g.instances);
@@ -154,22 +170,21 @@ LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_
     return {whole, shares >= Shares::kBesideOne ? split_seconds(split, one) : whole,
             shares >= Shares::kBesideTwo ? split_seconds(split, two) : whole};
   };
+  const TileSpan m_tiles = tile_span(fwd.m), n_tiles = tile_span(fwd.n), k_tiles = tile_span(fwd.k);
   const GemmShape input_grad{fwd.m, fwd.k, fwd.n, fwd.instances}, weight_grad{fwd.k, fwd.n, fwd.m, fwd.instances};
-  const double fwd_tiles = tiles(m_tiles, n_tiles, fwd.instances), input_grad_tiles = tiles(m_tiles, k_tiles, fwd.instances),
-               weight_grad_tiles = tiles(k_tiles, n_tiles, fwd.instances);
-  if (!measured) {
-    return {time(fwd, fwd_tiles, 0), time(input_grad, input_grad_tiles, 0), time(weight_grad, weight_grad_tiles, 0)};
-  }
-  // The three GEMMs are the forward's dimensions in other orders. A batch's instances run as one
-  // GEMM that many times taller (one kernel, the same tiles): its rows, m or for the weight
-  // gradient k, times the instances.
-  const spec::GpuSpec::GemmGrid& grid = gpu.gemm_grid;
-  const double peak_flops = gpu.peak_bf16_flops * clock;
-  const GridDim rows = grid_dim(grid, fwd.m * fwd.instances), n = grid_dim(grid, fwd.n), k = grid_dim(grid, fwd.k);
-  const GridDim k_rows = grid_dim(grid, fwd.k * fwd.instances), m = grid_dim(grid, fwd.m);
-  return {time(fwd, fwd_tiles, measured_gemm_s(grid, rows, n, k, peak_flops)),
-          time(input_grad, input_grad_tiles, measured_gemm_s(grid, rows, k, n, peak_flops)),
-          time(weight_grad, weight_grad_tiles, measured_gemm_s(grid, k_rows, n, m, peak_flops))};
+  return {time(fwd, tiles(m_tiles, n_tiles, fwd.instances)),
+          time(input_grad, tiles(m_tiles, k_tiles, fwd.instances)),
+          time(weight_grad, tiles(k_tiles, n_tiles, fwd.instances))};
+}
+
+// linear_gemm_times for a GEMM whose leading dimensions the kernels can load in vectors. An empty
+// GEMM launches nothing the grid measured; the tile model prices it at its traffic.
+LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8,
+                                   const spec::GpuSpec& gpu, Shares shares) {
+  const bool empty = fwd.m <= 0 || fwd.n <= 0 || fwd.k <= 0 || fwd.instances <= 0;
+  if (!use_fp8 && !empty && !gpu.gemm_grid.sizes.empty())
+    return measured_gemm_times(fwd, bytes, gpu, shares);
+  return tiled_gemm_times(fwd, bytes, use_fp8, gpu, shares);
 }
 
 }  // namespace
