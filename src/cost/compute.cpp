@@ -102,6 +102,12 @@ double matrix_elements(const GemmShape& g) {
   return (g.m * g.k + g.k * g.n + g.m * g.n) * g.instances;
 }
 
+// HBM time of each of a linear layer's three GEMMs, which move the same bytes (each reads two of
+// X, W, Y or their gradients and writes one): no GEMM runs faster than its traffic.
+double gemm_traffic_s(double bytes, const spec::GpuSpec& gpu) {
+  return bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
+}
+
 // The three GEMMs of a linear layer from the GPU's measured grid (GpuSpec::GemmGrid). The measured
 // time already holds the kernel's fixed costs; beside collectives its tiles take the waves of the
 // SMs left, each as long as one of its own waves. A batch's instances run as one GEMM that many
@@ -109,7 +115,7 @@ double matrix_elements(const GemmShape& g) {
 // instances. The three GEMMs are the forward's dimensions in other orders.
 LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes, const spec::GpuSpec& gpu,
                                     Shares shares) {
-  const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
+  const double traffic = gemm_traffic_s(bytes, gpu);
   const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
   const auto time = [&](double tiles, double measured_s) -> KernelTime {
     const double whole = std::max(measured_s, traffic);
@@ -140,8 +146,7 @@ LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
                                                                       : gpu.matmul_efficiency;
   const double seconds_per_flop = 1 / (peak * efficiency * clock_factor(gpu));
-  // The three GEMMs move the same bytes (each reads two of X, W, Y or their gradients, writes one).
-  const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
+  const double traffic = gemm_traffic_s(bytes, gpu);
   // Every wave lasts as long as a full one: one tile of kTileM x kTileN outputs per SM, each a
   // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
