@@ -273,87 +273,132 @@ double edge_host_s(const spec::Strategy& st, const PassTimes& k) {
   return exposed_host_s(st, k.host_fwd, k.fwd) + exposed_host_s(st, k.host_bwd, k.bwd);
 }
 
-}  // namespace
+// A layer of no kernels: the MoE layer of a dense model.
+constexpr PassTimes kNoLayer{};
 
-Estimate estimate(const spec::Scenario& s) {
+// The estimate of a model with MoE layers (kMoe) or a dense one: one source compiled twice, as
+// the MoE models' per-stage mix of layers made dense models' estimates 5% slower (alternating
+// benchmark runs) where the compiler could not drop it.
+template <bool kMoe>
+Estimate estimate_with(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
   const workload::ParamCounts params = workload::param_counts(m);
   Estimate out;
 
-  // MoE layers are spread over the stages in proportion to the dense ones.
-  const double moe_fraction = m.moe_layer_fraction();
-
   // The layers' kernels overlap collectives (ZeRO-3 two at once in backward); the slowdowns of
   // the embedding and head are taken as the layers'.
   const cost::Shares shares = st.zero_stage >= 3 ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
   const PassTimes dense = price(workload::layer_ops(s, false), s, shares);
-  const PassTimes moe = m.is_moe() ? price(workload::layer_ops(s, true), s, shares) : PassTimes{};
+  const auto moe_layer = [&]() -> decltype(auto) {
+    if constexpr (kMoe) {
+      return price(workload::layer_ops(s, true), s, shares);
+    } else {
+      return (kNoLayer);
+    }
+  };
+  const auto& moe = moe_layer();
   const PassTimes head = price(workload::head_ops(s), s, cost::Shares::kWhole);
   const PassTimes embed = price(workload::embedding_ops(s), s, cost::Shares::kWhole);
 
-  const auto mix = [&](double d, double e) { return (1 - moe_fraction) * d + moe_fraction * e; };
   const LayerComm tp_d = tp_comm(s, dense), cp_d = cp_comm(s, dense);
-  const LayerComm tp_m = m.is_moe() ? tp_comm(s, moe) : LayerComm{};
-  const LayerComm cp_m = m.is_moe() ? cp_comm(s, moe) : LayerComm{};
+  const LayerComm tp_m = kMoe ? tp_comm(s, moe) : LayerComm{};
+  const LayerComm cp_m = kMoe ? cp_comm(s, moe) : LayerComm{};
   const LayerComm ep = ep_comm(s);
   const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
     return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches};
   };
+  const double host_d = layer_host_s(s, dense, sum(tp_d, cp_d, {}));
+  const double host_m = kMoe ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0;
 
-  // One layer's share of one micro-batch: kernels, exposed communication and host time.
-  const double layer_fwd = mix(dense.fwd, moe.fwd);
-  const double layer_bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute);
-  const double layer_fwd_beside = mix(dense.beside.fwd, moe.beside.fwd);
-  const double layer_bwd_beside =
-      mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute);
-  const double layer_bwd_beside_two = mix(dense.beside_two.bwd + dense.beside_two.recompute,
-                                          moe.beside_two.bwd + moe.beside_two.recompute);
-  const double layer_tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd);
-  const double layer_cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd);
-  const double layer_ep = moe_fraction * (ep.fwd + ep.bwd);
-  const double layer_host = mix(layer_host_s(s, dense, sum(tp_d, cp_d, {})),
-                                m.is_moe() ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0);
-  // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets) run
-  // beside the passes' exposed TP and EP collectives too (PassStream).
-  const LinkSplit links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
-                                         {moe_fraction * ep.fwd, moe_fraction * ep.bwd, 0});
-  // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
-  // for backward, and reduce-scatter its gradients; prefetching hides them behind the layer's
-  // kernels, which run on the SMs the collectives leave while they run. Blocking collectives
-  // hide nothing and slow nothing. FSDP2's copy out of each gather runs on the compute stream
-  // before the layer, its gradients' copy in on the reduce-scatter's stream before the scatter.
-  double layer_fsdp = 0;
-  if (st.zero_stage >= 3) {
-    const double gather = workload::fsdp_gather_s(s);
-    const double scatter = workload::fsdp_scatter_s(s);
-    const double copy_out = workload::fsdp_copy_out_s(s);
-    const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
-    const PassStream fwd{layer_fwd + copy_out, layer_fwd_beside + copy_out,
-                         layer_fwd_beside + copy_out, links.apart.fwd, links.shared.fwd};
-    const PassStream bwd{layer_bwd + copy_out, layer_bwd_beside + copy_out,
-                         layer_bwd_beside_two + copy_out, links.apart.bwd, links.shared.bwd};
-    // The copies are FSDP's time; the kernels and the TP and EP collectives are counted elsewhere.
-    layer_fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
-                     ? 2 * gather + regather + scatter
-                     : overlapped_s(fwd.alone(), {fwd.beside_group(gather, 1)}) - fwd.alone() +
-                           sharded_backward_s(bwd, gather, workload::fsdp_copy_in_s(s), scatter) -
-                           bwd.alone() + 2 * copy_out;
-  }
-  const double layer_s =
-      layer_fwd + layer_bwd + layer_tp + layer_cp + layer_ep + layer_fsdp + layer_host;
+  // One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
+  // `moe_share`: kernels, exposed communication and host time. Inlined: as a call that returns
+  // the struct through memory it made the estimate benchmark 3-5% slower (alternating runs).
+  struct LayerCost {
+    double fwd = 0, bwd = 0, fwd_beside = 0, bwd_beside = 0, wgrad = 0;
+    double tp = 0, cp = 0, ep = 0, fsdp = 0, host = 0;
+    LinkSplit links;
+    double total() const { return fwd + bwd + tp + cp + ep + fsdp + host; }
+  };
+  const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
+    const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
+    const double bwd_beside_two = mix(dense.beside_two.bwd + dense.beside_two.recompute,
+                                      moe.beside_two.bwd + moe.beside_two.recompute);
+    LayerCost c{
+        .fwd = mix(dense.fwd, moe.fwd),
+        .bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute),
+        .fwd_beside = mix(dense.beside.fwd, moe.beside.fwd),
+        .bwd_beside =
+            mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute),
+        .wgrad = mix(dense.wgrad, moe.wgrad),
+        .tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd),
+        .cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd),
+        .ep = moe_share * (ep.fwd + ep.bwd),
+        .fsdp = 0,
+        .host = mix(host_d, host_m),
+        // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
+        // run beside the passes' exposed TP and EP collectives too (PassStream).
+        .links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
+                                {moe_share * ep.fwd, moe_share * ep.bwd, 0}),
+    };
+    // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and
+    // again for backward, and reduce-scatter its gradients; prefetching hides them behind the
+    // layer's kernels, which run on the SMs the collectives leave while they run. Blocking
+    // collectives hide nothing and slow nothing. FSDP2's copy out of each gather runs on the
+    // compute stream before the layer, its gradients' copy in on the reduce-scatter's stream
+    // before the scatter.
+    if (st.zero_stage >= 3) {
+      const double gather = workload::fsdp_gather_s(s);
+      const double scatter = workload::fsdp_scatter_s(s);
+      const double copy_out = workload::fsdp_copy_out_s(s);
+      const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
+      const PassStream fwd{c.fwd + copy_out, c.fwd_beside + copy_out, c.fwd_beside + copy_out,
+                           c.links.apart.fwd, c.links.shared.fwd};
+      const PassStream bwd{c.bwd + copy_out, c.bwd_beside + copy_out, bwd_beside_two + copy_out,
+                           c.links.apart.bwd, c.links.shared.bwd};
+      // The copies are FSDP's time; the kernels and the TP and EP collectives are counted
+      // elsewhere.
+      c.fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
+                   ? 2 * gather + regather + scatter
+                   : overlapped_s(fwd.alone(), {fwd.beside_group(gather, 1)}) - fwd.alone() +
+                         sharded_backward_s(bwd, gather, workload::fsdp_copy_in_s(s), scatter) -
+                         bwd.alone() + 2 * copy_out;
+    }
+    return c;
+  };
+  // The whole model's average layer; a stage's own where MoE and dense layers alternate or lead.
+  const LayerCost average = layer_cost(m.moe_layer_fraction());
 
   // The stages: the first carries the embedding, the last the output head (pp == 1 both), and
   // the layers are laid out as the pipeline places them (spare layers to the middle stages).
   const auto edge_s = [&](const PassTimes& edge) {
     return edge.fwd + edge.bwd + edge_host_s(st, edge);
   };
+  // Where MoE and dense layers are spread unevenly over the stages, each stage has its own
+  // average layer.
+  const bool own_layers = kMoe && st.pp > 1;
   struct Stage {
-    double layers = 0, edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
+    double layers = 0, moe_share = 0;
+    double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
+    double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
   };
   const auto stage_at = [&](int i) {
-    Stage g{static_cast<double>(workload::stage_layer_count(m.layers, st.pp, st.vp, i))};
+    const int layers = workload::stage_layer_count(m.layers, st.pp, st.vp, i);
+    Stage g;
+    g.layers = layers;
+    const auto take = [&](const LayerCost& c) {
+      g.layer_s = c.total();
+      g.layer_fwd = c.fwd;
+      g.layer_wgrad = c.wgrad;
+    };
+    if (own_layers) {
+      g.moe_share =
+          static_cast<double>(workload::stage_moe_layer_count(m, st.pp, st.vp, i)) / layers;
+      take(layer_cost(g.moe_share));
+    } else {
+      take(average);
+    }
     const auto carry = [&](const PassTimes& edge) {
       g.edge_fwd += edge.fwd;
       g.edge_bwd += edge.bwd;
@@ -364,7 +409,7 @@ Estimate estimate(const spec::Scenario& s) {
     if (i == st.pp - 1) carry(head);
     return g;
   };
-  const auto stage_s = [&](const Stage& g) { return g.layers * layer_s + g.edges_s(); };
+  const auto stage_s = [&](const Stage& g) { return g.layers * g.layer_s + g.edges_s(); };
 
   // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
   // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
@@ -393,7 +438,7 @@ Estimate estimate(const spec::Scenario& s) {
   const auto exchanges_of = [&](int i) {
     return 2.0 * st.vp - (st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0);
   };
-  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * layer_fwd + g.edge_fwd; };
+  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * g.layer_fwd + g.edge_fwd; };
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
   Stage slowest = stage_at(0);
@@ -406,15 +451,24 @@ Estimate estimate(const spec::Scenario& s) {
   };
   if (st.pp >= 3) consider(1);
   if (st.pp >= 2) consider(st.pp - 1);
-  const double all_stages_s = m.layers * layer_s + edge_s(head) + edge_s(embed);  // each once
+  const double all_stages_s =
+      m.layers * average.total() + edge_s(head) + edge_s(embed);  // each once
   const double layers = slowest.layers;
+  // The slowest stage's average layer: its own, or the model's (by reference, not copied).
+  const auto slowest_layer = [&]() -> decltype(auto) {
+    if constexpr (kMoe) {
+      return own_layers ? layer_cost(slowest.moe_share) : average;
+    } else {
+      return (average);
+    }
+  };
+  const auto& layer = slowest_layer();
 
   const double kernels_fwd = stage_fwd_s(slowest);
-  const double layer_wgrad = mix(dense.wgrad, moe.wgrad);
-  const double kernels_bwd = layers * layer_bwd + slowest.edge_bwd;
+  const double kernels_bwd = layers * layer.bwd + slowest.edge_bwd;
   // Their slowdown beside a collective (the edges' share taken as the layers').
-  const double fwd_slowdown = layer_fwd > 0 ? layer_fwd_beside / layer_fwd : 1;
-  const double bwd_slowdown = layer_bwd > 0 ? layer_bwd_beside / layer_bwd : 1;
+  const double fwd_slowdown = layer.fwd > 0 ? layer.fwd_beside / layer.fwd : 1;
+  const double bwd_slowdown = layer.bwd > 0 ? layer.bwd_beside / layer.bwd : 1;
 
   // Every hop of the fill and drain carries one transfer each way.
   const double p2p_blocking = 2.0 * st.vp * (transfer + received_gather);
@@ -437,7 +491,7 @@ Estimate estimate(const spec::Scenario& s) {
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
       const Stage g = stage_at(i);
-      bubble += std::max(0.0, g.layers * (layer_s - 2 * layer_wgrad) + p2p) + g.edges_s();
+      bubble += std::max(0.0, g.layers * (g.layer_s - 2 * g.layer_wgrad) + p2p) + g.edges_s();
     }
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
@@ -499,17 +553,17 @@ Estimate estimate(const spec::Scenario& s) {
     advance(left);
     return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first};
   };
-  const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0, layers * links.apart.fwd,
-                             layers * links.shared.fwd};
+  const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
+                             layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};
   // Under ZB-H1 a layer's gradients are complete only after its weight-gradient pass of the
   // last micro-batch, which every stage runs last: its buckets hide behind that pass alone,
   // which runs no collectives.
-  const double kernels_wgrad = layers * layer_wgrad + slowest.edge_wgrad;
+  const double kernels_wgrad = layers * layer.wgrad + slowest.edge_wgrad;
   const PassStream stage_bwd =
       st.schedule == spec::Schedule::kZeroBubbleH1
           ? PassStream{kernels_wgrad, kernels_wgrad * bwd_slowdown, 0, 0, 0}
-          : PassStream{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * links.apart.bwd,
-                       layers * links.shared.bwd};
+          : PassStream{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * layer.links.apart.bwd,
+                       layers * layer.links.shared.bwd};
   const Exposure reduce = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned);
   const Exposure gather = exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
   // Without interleaving the drain is a chain: each stage's last backward, slowed by its own
@@ -525,12 +579,12 @@ Estimate estimate(const spec::Scenario& s) {
 
   Breakdown& b = out.breakdown;
   b.compute_s = micro_batches * (kernels_fwd + kernels_bwd);
-  b.tp_comm_s = micro_batches * layers * layer_tp;
-  b.cp_comm_s = micro_batches * layers * layer_cp;
-  b.ep_comm_s = micro_batches * layers * layer_ep;
+  b.tp_comm_s = micro_batches * layers * layer.tp;
+  b.cp_comm_s = micro_batches * layers * layer.cp;
+  b.ep_comm_s = micro_batches * layers * layer.ep;
   b.pp_comm_s = micro_batches * steady_p2p;
-  b.fsdp_comm_s = micro_batches * layers * layer_fsdp;
-  b.host_s = micro_batches * (layers * layer_host + slowest.edge_host);
+  b.fsdp_comm_s = micro_batches * layers * layer.fsdp;
+  b.host_s = micro_batches * (layers * layer.host + slowest.edge_host);
   b.bubble_s = bubble;
   b.dp_comm_s = dp + tied;
   b.optimizer_s = optimizer;
@@ -539,6 +593,12 @@ Estimate estimate(const spec::Scenario& s) {
   set_rates(s, out);
   out.memory = workload::memory_per_gpu(s);
   return out;
+}
+
+}  // namespace
+
+Estimate estimate(const spec::Scenario& s) {
+  return s.model.is_moe() ? estimate_with<true>(s) : estimate_with<false>(s);
 }
 
 void require_finite(const Estimate& e) {

@@ -111,4 +111,17 @@ int stage_layer_count(int layers, int pp, int vp, int stage) {
   return count;
 }
 
+int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
+  const int chunks = pp * vp;
+  int count = 0, first = 0;  // first: the first layer of chunk j
+  for (int j = 0; j < chunks; ++j) {
+    const int layers = chunk_layer_count(model.layers, chunks, j);
+    if (j % pp == stage) {
+      for (int l = first; l < first + layers; ++l) count += model.is_moe_layer(l) ? 1 : 0;
+    }
+    first += layers;
+  }
+  return count;
+}
+
 }  // namespace stepcast::workload

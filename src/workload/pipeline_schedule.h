@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "spec/model_spec.h"
 #include "spec/strategy.h"
 
 namespace stepcast::workload {
@@ -58,5 +59,8 @@ int chunk_layer_count(int layers, int chunks, int chunk);
 
 /// Layers of pipeline stage `stage`: the sum over its vp chunks.
 int stage_layer_count(int layers, int pp, int vp, int stage);
+
+/// Of those, the MoE layers of `model` (spec::ModelSpec::is_moe_layer).
+int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage);
 
 }  // namespace stepcast::workload

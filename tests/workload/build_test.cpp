@@ -636,6 +636,19 @@ TEST(Build, GradientBucketsSlowEveryStagesLastBackwardAlongTheDrainInBothEngines
   }
 }
 
+TEST(Build, EachStageIsPricedWithItsOwnDenseAndMoeLayersInBothEngines) {
+  // DeepSeek-V3's three dense layers all sit on the first of 4 stages, so the others hold MoE
+  // layers only and set the pipeline's pace. Priced with the model's average layer on every
+  // stage, the closed form was 2.1% faster than the simulation here.
+  Shape x{.gpus = 32, .tp = 1, .pp = 4, .global_batch = 256};
+  spec::Scenario s = scenario("deepseek-v3", "h100-96g-500w-roce", x);
+  s.strategy.host_dispatch_s = 0;
+  s.strategy.overlap_dp_comm = false;
+  s = spec::complete_and_validate(s);
+  const double e = analytic::estimate(s).step_time_s;
+  EXPECT_NEAR(simulated(s), e, 0.01 * e);
+}
+
 TEST(Build, UnderZeroBubbleGradientBucketsWaitForTheLastWeightGradientsInBothEngines) {
   // ZB-H1 runs each stage's weight-gradient pass of the last micro-batch last, and only then are
   // a layer's gradients complete: the buckets hide behind that pass, not a whole backward. The

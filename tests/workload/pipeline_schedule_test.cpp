@@ -8,6 +8,7 @@
 
 #include "graph/exec_graph.h"
 #include "sim/engine.h"
+#include "spec/presets.h"
 #include "spec/scenario.h"
 
 namespace stepcast::workload {
@@ -173,6 +174,18 @@ TEST(PipelineLayout, AStageHoldsTheLayersOfItsChunks) {
   for (int s = 0; s < 16; ++s) total += stage_layer_count(126, 16, 2, s);
   EXPECT_EQ(total, 126);
   EXPECT_EQ(stage_layer_count(126, 16, 1, 7), 8);
+}
+
+TEST(PipelineLayout, AStageCountsTheMoeLayersOfItsOwnChunks) {
+  // DeepSeek-V3: 61 layers, the first 3 dense. On 4 stages of 15, 16, 15 and 15 layers the first
+  // stage holds the 3 dense ones; interleaved over 8 chunks it holds chunks 0 and 4.
+  const spec::ModelSpec deepseek = spec::model_preset("deepseek-v3");
+  EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 1, 0), 12);
+  EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 1, 1), 16);
+  EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 1, 3), 15);
+  EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 2, 0), stage_layer_count(61, 4, 2, 0) - 3);
+  // A dense model has none.
+  EXPECT_EQ(stage_moe_layer_count(spec::model_preset("llama3.1-8b"), 4, 1, 2), 0);
 }
 
 }  // namespace
