@@ -274,7 +274,8 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // precision default PURE), and it set the model's attn_impl from --attn_impl, default
     // 'triton' (scripts/train/benchmarking/submit_benchmarks.py): flash_attn_triton.py, a
     // FlashAttention-1 generation kernel. The H100 and most A100 80GB rows read "amp_bf16" and
-    // "DEFAULT", a later script whose attention default is not known for the tables' date.
+    // "DEFAULT", as the script's later form wrote them: the one copy found (undated) installs
+    // llm-foundry's gpu-flash2 extra and defaults --attn_impl to flash, FlashAttention-2.
     if (contains(gpu, "40GB")) sw.attention = AttentionKernel::kFlashV1;
   }
   return sw;
