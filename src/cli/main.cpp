@@ -6,11 +6,50 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/scenario_file.h"
 #include "core/error.h"
 
 namespace {
+
+using stepcast::cli::Runner;
+
+// Registers every subcommand on `app`; `runners`, where given, receives each one's runner.
+void add_commands(CLI::App& app, std::map<CLI::App*, Runner>* runners) {
+  app.require_subcommand(1);
+  for (Runner (*adder)(CLI::App&) :
+       {stepcast::cli::add_estimate, stepcast::cli::add_simulate, stepcast::cli::add_validate,
+        stepcast::cli::add_presets}) {
+    const size_t before = app.get_subcommands({}).size();
+    Runner r = adder(app);
+    if (runners != nullptr) (*runners)[app.get_subcommands({})[before]] = std::move(r);
+  }
+}
+
+// The command line with the scenario files it names read in (cli/scenario_file.h), for the
+// subcommand that takes them.
+std::vector<std::string> with_scenario_files(const CLI::App& app, std::vector<std::string> args) {
+  for (const std::string& arg : args) {
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* candidate : app.get_subcommands({})) {
+      if (candidate->get_name() == arg) sub = candidate;
+    }
+    if (sub == nullptr) continue;
+    if (sub->get_option_no_throw("--config") == nullptr) return args;
+    const auto check = [&](const std::vector<std::string>& tokens) {
+      CLI::App fresh;
+      add_commands(fresh, nullptr);
+      std::vector<std::string> reversed(tokens.rbegin(), tokens.rend());
+      reversed.push_back(sub->get_name());
+      fresh.parse(reversed);
+    };
+    return stepcast::cli::expand_scenario_files(args, *sub, check);
+  }
+  return args;
+}
 
 int report_error(const stepcast::Error& e) {
   std::fprintf(stderr, "stepcast: error: %s\n", e.what());
@@ -24,19 +63,18 @@ int report_error(const stepcast::Error& e) {
 int main(int argc, char** argv) {
   using namespace stepcast::cli;
   CLI::App app{"stepcast: forecast, explain and optimise distributed LLM training"};
-  app.require_subcommand(1);
   std::map<CLI::App*, Runner> runners;
-  const auto add = [&](Runner (*adder)(CLI::App&)) {
-    const size_t before = app.get_subcommands({}).size();
-    Runner r = adder(app);
-    runners[app.get_subcommands({})[before]] = std::move(r);
-  };
-  add(add_estimate);
-  add(add_simulate);
-  add(add_validate);
-  add(add_presets);
+  add_commands(app, &runners);
+  std::vector<std::string> args;
   try {
-    app.parse(argc, argv);
+    args = with_scenario_files(app, std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const stepcast::Error& e) {
+    return report_error(e);
+  }
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.name(argv[0]);
+    app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

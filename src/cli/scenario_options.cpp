@@ -35,6 +35,11 @@ constexpr int kDefaultSeqLen = 4096;
 
 void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   spec::Strategy& st = o.strategy;
+  // Read in main before CLI11 parses (cli/scenario_file.h); declared here for --help and so that a
+  // missing file name is a usage error.
+  cmd.add_option("--config", "Options from a YAML scenario file, each key an option's name without "
+                             "its dashes (tp: 8, sp: true); the command line wins")
+      ->type_name("FILE");
   cmd.add_option("--model", o.model, "Model preset, YAML file or Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "Cluster preset or YAML file")->capture_default_str();
   cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->check(kAtLeastOne);

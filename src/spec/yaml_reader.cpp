@@ -38,15 +38,25 @@ class Source {
     }
   }
 
-  // Throws Error(kInvalidInput) at `mark` (yaml-cpp's 0-based line and column; a null mark
-  // locates the whole file).
+  // Where `mark` (yaml-cpp's 0-based line and column) points, 1-based; a null mark locates the
+  // whole file.
+  SourceLocation location(const YAML::Mark& mark) const {
+    return {name_, mark.line >= 0 ? mark.line + 1 : 0, mark.line >= 0 ? mark.column + 1 : 0};
+  }
+
+  // The text of the line `mark` points at, or "" where it points at none.
+  std::string line_at(const YAML::Mark& mark) const {
+    const bool inside = mark.line >= 0 && static_cast<size_t>(mark.line) < lines_.size();
+    return inside ? lines_[static_cast<size_t>(mark.line)] : std::string();
+  }
+
+  // Throws Error(kInvalidInput) at `mark`, quoting its line.
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& field, std::string message,
                          std::string hint = {}) const {
     Error e(ErrorKind::kInvalidInput, std::move(message), std::move(hint));
-    e.at({name_, mark.line >= 0 ? mark.line + 1 : 0, mark.line >= 0 ? mark.column + 1 : 0});
-    if (mark.line >= 0 && static_cast<size_t>(mark.line) < lines_.size()) {
-      e.with_excerpt(lines_[static_cast<size_t>(mark.line)]);
-    }
+    e.at(location(mark));
+    const std::string excerpt = line_at(mark);
+    if (!excerpt.empty()) e.with_excerpt(excerpt);
     if (!field.empty()) e.in_field(field);
     throw e;
   }
@@ -563,6 +573,24 @@ ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view tex
     }
     r.reject_unknown_keys();
     return c;
+  });
+}
+
+std::vector<YamlSetting> read_yaml_settings(std::string_view source_name, std::string_view text) {
+  return read_document(source_name, text, [](const Source& src, const YAML::Node& root) {
+    const MapReader checked(src, root, "");  // a map, each key once
+    std::vector<YamlSetting> settings;
+    for (const auto& kv : root) {
+      const std::string key = kv.first.Scalar();
+      if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
+        // yaml-cpp marks a missing value where the next line starts; the key is where it is missing.
+        const YAML::Mark& at = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
+        src.fail(at, key, "expected one value, got " + describe(kv.second));
+      }
+      settings.push_back({key, kv.second.Scalar(), src.location(kv.first.Mark()),
+                          src.location(kv.second.Mark()), src.line_at(kv.first.Mark())});
+    }
+    return settings;
   });
 }
 

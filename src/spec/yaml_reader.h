@@ -14,8 +14,11 @@
 // quoting the offending line. No other exception escapes.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/error.h"
 #include "spec/cluster_spec.h"
 #include "spec/gpu_spec.h"
 #include "spec/model_spec.h"
@@ -43,5 +46,17 @@ GpuSpec read_gpu_yaml(std::string_view source_name, std::string_view text);
 /// nics_per_node * nic_bandwidth / gpus_per_node}. Optional: max_gpus (0 = unbounded), a level's
 /// oversubscription (>= 1, default 1; 7 for 1:7).
 ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view text);
+
+/// One `key: value` of a flat YAML map (a scenario file), with where its key and its value stand
+/// and the text of its line, for the errors that a reader of the setting raises later.
+struct YamlSetting {
+  std::string key, value;
+  SourceLocation key_at, value_at;
+  std::string line;
+};
+
+/// The settings of a flat map of scalars, in file order. Malformed YAML, a document that is not
+/// a map, a duplicated key and a value that is empty, a list or a map throw as above.
+std::vector<YamlSetting> read_yaml_settings(std::string_view source_name, std::string_view text);
 
 }  // namespace stepcast::spec

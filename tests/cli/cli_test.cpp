@@ -432,4 +432,79 @@ TEST(Cli, ValidateListsARowTooLargeToSimulateWithItsReason) {
             "on 8 pipeline stages");
 }
 
+// The example scenario file: the flagship run of `make run`, option for option.
+const std::string kExampleScenario = std::string(STEPCAST_SOURCE_DIR) + "/examples/llama3.1-405b-llama3-paper.yaml";
+const std::string kExampleOptions =
+    " --model llama3.1-405b --cluster llama3-h100-roce --tp 8 --sp --pp 16 --vp 2 --micro-batch 1"
+    " --seq 8192 --zero 2 --grad-dtype fp32 --placement tp,cp,pp,dp --pipeline-transfers async";
+
+TEST(Cli, AScenarioFileEstimatesAsTheOptionsItSets) {
+  const Invocation from_file = stepcast("estimate --json --config " + kExampleScenario);
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.output;
+  EXPECT_EQ(from_file.output,
+            stepcast("estimate --json --gpus 16384 --global-batch 2048" + kExampleOptions).output);
+  const Invocation simulated = stepcast("simulate --json --config=" + kExampleScenario);
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.output;
+  EXPECT_EQ(simulated.output,
+            stepcast("simulate --json --gpus 16384 --global-batch 2048" + kExampleOptions).output);
+}
+
+TEST(Cli, TheCommandLineWinsOverAScenarioFile) {
+  // Before the file or after it on the command line, and a flag the file leaves out.
+  const std::string expected =
+      stepcast("estimate --json --gpus 8192 --global-batch 1024 --async-tp" + kExampleOptions).output;
+  EXPECT_EQ(stepcast("estimate --json --gpus 8192 --config " + kExampleScenario + " --global-batch 1024 --async-tp")
+                .output,
+            expected);
+  EXPECT_EQ(stepcast("estimate --config " + kExampleScenario + " --json --async-tp --gpus 8192 --global-batch 1024")
+                .output,
+            expected);
+}
+
+TEST(Cli, AScenarioFileFlagIsSetByTrueAndLeftOffByFalse) {
+  const std::string file = testing::TempDir() + "stepcast_flags.yaml";
+  std::ofstream(file) << "model: llama3.1-8b\nno-dp-overlap: true\nsp: false\n";
+  EXPECT_EQ(stepcast("estimate --json --config " + file).output,
+            stepcast("estimate --json --model llama3.1-8b --no-dp-overlap").output);
+}
+
+TEST(Cli, ScenarioFileErrorsNameTheFileLineAndOptionAndExitOne) {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    const char* error;  // after "stepcast: error: FILE:"
+  };
+  const Case cases[] = {
+      {"typo.yaml", "model: llama3.1-8b\ntpp: 8\n",
+       "2:1: tpp: unknown option \"tpp\" of estimate\n  tpp: 8\n  ^\n  hint: did you mean \"tp\"?\n"},
+      {"range.yaml", "tp: 0\n", "1:5: tp: Value 0 not in range 1 to 2147483647\n  tp: 0\n      ^\n"},
+      {"choice.yaml", "recompute: partial\n",
+       "1:12: recompute: partial not in {none,selective,full,op}\n  recompute: partial\n             ^\n"},
+      {"flag.yaml", "sp: yes please\n",
+       "1:5: sp: expected true or false, got \"yes please\"\n  sp: yes please\n      ^\n"
+       "  hint: \"sp\" is a flag\n"},
+      {"list.yaml", "tp: [2, 4]\n", "1:5: tp: expected one value, got a list\n  tp: [2, 4]\n      ^\n"},
+      {"twice.yaml", "tp: 2\ntp: 4\n", "2:1: duplicate key \"tp\"\n  tp: 4\n  ^\n"},
+  };
+  for (const Case& c : cases) {
+    const std::string file = testing::TempDir() + c.name;
+    std::ofstream(file) << c.yaml;
+    const Invocation r = stepcast("estimate --config " + file);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(r.output, "stepcast: error: " + file + ":" + c.error);
+  }
+  const std::string broken = testing::TempDir() + "broken.yaml";
+  std::ofstream(broken) << "tp: [2\n";
+  EXPECT_EQ(stepcast("estimate --config " + broken).output.rfind("stepcast: error: " + broken + ":2:1: malformed YAML:", 0), 0u);
+}
+
+TEST(Cli, AMissingScenarioFileExitsOneAndAMissingNameTwo) {
+  const Invocation missing = stepcast("estimate --config /nonexistent/scenario.yaml");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.output,
+            "stepcast: error: /nonexistent/scenario.yaml: cannot open for reading: No such file or directory\n");
+  EXPECT_EQ(stepcast("estimate --config").exit_code, 2);
+  EXPECT_EQ(stepcast("validate --config " + kExampleScenario).exit_code, 2);
+}
+
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "analysis/simulate.h"
 #include "analytic/estimate.h"
+#include "core/csv.h"
 #include "core/error.h"
 #include "report/report.h"
 #include "spec/hf_config.h"
@@ -141,6 +142,14 @@ TEST(MutatedInput, HuggingFaceConfigIsReadOrRejectedWithAnInputError) {
     expect_finite_step(
         eight_gpus(spec::read_hf_config("config.json", text), spec::cluster_preset("dgx-h100")),
         simulate);
+  });
+}
+
+TEST(MutatedInput, ScenarioFileIsReadOrRejectedWithAnInputError) {
+  const std::string file = core::read_file(std::string(STEPCAST_SOURCE_DIR) + "/examples/llama3.1-405b-llama3-paper.yaml");
+  expect_read_or_rejected(file, [](const std::string& text, bool) {
+    // A key that survives must still have a value to hand to its option.
+    for (const spec::YamlSetting& s : spec::read_yaml_settings("run.yaml", text)) EXPECT_FALSE(s.value.empty());
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "spec/presets.h"
@@ -502,6 +503,31 @@ TEST(YamlReader, NoForeignExceptionEscapesOnTruncatedInput) {
       }
     }
   }
+}
+
+TEST(YamlReader, ReadsFlatSettingsInFileOrderWithWhereEachStands) {
+  const std::vector<YamlSetting> settings =
+      read_yaml_settings("run.yaml", "# a run\nmodel: llama3.1-8b\n\ntp:   8   # per node\nsp: true\n");
+  ASSERT_EQ(settings.size(), 3u);
+  EXPECT_EQ(settings[0].key, "model");
+  EXPECT_EQ(settings[0].value, "llama3.1-8b");
+  EXPECT_EQ(settings[1].key, "tp");
+  EXPECT_EQ(settings[1].value, "8");
+  EXPECT_EQ(settings[1].key_at.file, "run.yaml");
+  EXPECT_EQ(settings[1].key_at.line, 4);
+  EXPECT_EQ(settings[1].key_at.column, 1);
+  EXPECT_EQ(settings[1].value_at.column, 7);
+  EXPECT_EQ(settings[1].line, "tp:   8   # per node");
+  EXPECT_EQ(settings[2].value, "true");
+}
+
+TEST(YamlReader, FlatSettingsMustBeOneValueEach) {
+  EXPECT_EQ(error_of([] { read_yaml_settings("run.yaml", "tp:\n"); }),
+            "run.yaml:1:1: tp: expected one value, got nothing\n  tp:\n  ^");
+  EXPECT_EQ(error_of([] { read_yaml_settings("run.yaml", "tp: {a: 1}\n"); }),
+            "run.yaml:1:5: tp: expected one value, got a map\n  tp: {a: 1}\n      ^");
+  EXPECT_EQ(error_of([] { read_yaml_settings("run.yaml", "just text\n"); }),
+            "run.yaml:1:1: expected a map of keys, got \"just text\"\n  just text\n  ^");
 }
 
 }  // namespace

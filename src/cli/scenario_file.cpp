@@ -1,0 +1,107 @@
+#include "cli/scenario_file.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/spellcheck.h"
+#include "spec/yaml_reader.h"
+
+namespace stepcast::cli {
+namespace {
+
+constexpr std::string_view kConfig = "--config";
+constexpr std::string_view kConfigEquals = "--config=";
+
+// The option a command-line token names: "tp" for "--tp" and "--tp=8", "" for a value.
+std::string option_of(const std::string& token) {
+  if (token.rfind("--", 0) != 0) return {};
+  const size_t equals = token.find('=');
+  return token.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+}
+
+bool settable(const CLI::Option& opt) {
+  const std::string& name = opt.get_single_name();
+  return !opt.get_positional() && name != "help" && name != "config";
+}
+
+std::vector<std::string> settable_names(const CLI::App& sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (settable(*opt)) names.push_back(opt->get_single_name());
+  }
+  return names;
+}
+
+// An error at the setting's key (an unknown option) or its value.
+Error error_at(const SourceLocation& where, const spec::YamlSetting& s, std::string message,
+               std::string hint = {}) {
+  Error e(ErrorKind::kInvalidInput, std::move(message), std::move(hint));
+  e.at(where).in_field(s.key);
+  if (!s.line.empty()) e.with_excerpt(s.line);
+  return e;
+}
+
+// The token one setting stands for: "--key=value", or for a flag "--key" when true and nothing
+// when false. "--key=value" keeps a value such as "-1" from reading as an option.
+std::vector<std::string> tokens_of(const spec::YamlSetting& s, const CLI::App& sub,
+                                   const OptionCheck& check) {
+  const CLI::Option* opt = sub.get_option_no_throw("--" + s.key);
+  if (opt == nullptr || !settable(*opt)) {
+    throw error_at(s.key_at, s, "unknown option \"" + s.key + "\" of " + sub.get_name(),
+                   core::suggestion(s.key, settable_names(sub)));
+  }
+  std::vector<std::string> tokens;
+  if (opt->get_expected_max() == 0) {  // a flag
+    if (s.value != "true" && s.value != "false") {
+      throw error_at(s.value_at, s, "expected true or false, got \"" + s.value + "\"",
+                     "\"" + s.key + "\" is a flag");
+    }
+    if (s.value == "true") tokens.push_back("--" + s.key);
+  } else {
+    tokens.push_back("--" + s.key + "=" + s.value);
+  }
+  try {
+    check(tokens);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 names the option first; the error names it already.
+    const std::string message = e.what(), named = "--" + s.key + ": ";
+    throw error_at(s.value_at, s,
+                   message.rfind(named, 0) == 0 ? message.substr(named.size()) : message);
+  }
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_scenario_files(const std::vector<std::string>& args,
+                                               const CLI::App& sub, const OptionCheck& check) {
+  std::vector<std::string> files, rest, given;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == kConfig && i + 1 < args.size()) {
+      files.push_back(args[++i]);
+    } else if (args[i].rfind(kConfigEquals, 0) == 0) {
+      files.push_back(args[i].substr(kConfigEquals.size()));
+    } else {
+      rest.push_back(args[i]);
+      given.push_back(option_of(args[i]));
+    }
+  }
+  std::vector<std::string> from_files;
+  for (const std::string& file : files) {
+    for (const spec::YamlSetting& s : spec::read_yaml_settings(file, core::read_file(file))) {
+      const std::vector<std::string> tokens = tokens_of(s, sub, check);
+      if (std::find(given.begin(), given.end(), s.key) != given.end()) continue;
+      given.push_back(s.key);
+      from_files.insert(from_files.end(), tokens.begin(), tokens.end());
+    }
+  }
+  // After the subcommand's name, before the command line's own options.
+  auto at = std::find(rest.begin(), rest.end(), sub.get_name());
+  if (at != rest.end()) ++at;
+  rest.insert(at, from_files.begin(), from_files.end());
+  return rest;
+}
+
+}  // namespace stepcast::cli
