@@ -26,15 +26,9 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Flagship example: Llama 3.1 405B on 16,384 H100 with the Llama 3 paper's strategy (Table 4,
-# row 2: TP 8, PP 16 interleaved, DP 128 FSDP-style keeping parameters, FP32 gradient
-# reduce-scatter, groups laid out TP, CP, PP, DP from innermost, asynchronous pipeline sends,
-# 16M-token batch of 8K sequences, no activation checkpointing). Sequence parallelism is not
-# named in the paper, but the 8K run fits in 80 GB without checkpointing only with it.
-RUN_ARGS := --model llama3.1-405b --cluster llama3-h100-roce --gpus 16384 --tp 8 --sp --pp 16 --vp 2 \
-            --micro-batch 1 --global-batch 2048 --seq 8192 --zero 2 --grad-dtype fp32 \
-            --placement tp,cp,pp,dp --pipeline-transfers async
+# row 2), kept as a scenario file whose comments give each choice's source.
 run: build
-	$(BUILD_DIR)/stepcast estimate $(RUN_ARGS)
+	$(BUILD_DIR)/stepcast estimate --config examples/llama3.1-405b-llama3-paper.yaml
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
