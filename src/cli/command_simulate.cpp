@@ -23,7 +23,8 @@ Runner add_simulate(CLI::App& app) {
   auto output = std::make_shared<ResultOutput>();
   auto trace = std::make_shared<std::string>();
   add_result_options(*cmd, *output);
-  cmd->add_option("--chrome-trace", *trace, "Write the timeline as Chrome trace events (Perfetto, chrome://tracing)");
+  cmd->add_option("--chrome-trace", *trace, "Write the timeline as Chrome trace events (Perfetto, chrome://tracing)")
+      ->group(kOutputGroup);
   return [options, output, trace] {
     const spec::Scenario s = build_scenario(*options);
     const analysis::Simulation sim = analysis::simulate(s);

@@ -86,7 +86,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
-    for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
+    for (CLI::App* sub : app.get_subcommands()) {
+      const int code = runners.at(sub)();
+      if (code == kExitOk) save_scenario_file(*sub);
+      return code;
+    }
     return kExitUsage;
   } catch (const stepcast::Error& e) {
     return report_error(e);

@@ -8,8 +8,9 @@
 namespace stepcast::cli {
 
 void add_result_options(CLI::App& cmd, ResultOutput& o) {
-  cmd.add_flag("--json", o.json, "Print a JSON object instead of the table");
-  cmd.add_flag("--ops", o.ops, "Also show each operator's time per micro-batch (JSON: operators)");
+  cmd.add_flag("--json", o.json, "Print a JSON object instead of the table")->group(kOutputGroup);
+  cmd.add_flag("--ops", o.ops, "Also show each operator's time per micro-batch (JSON: operators)")
+      ->group(kOutputGroup);
 }
 
 void print_result(const ResultOutput& o, const spec::Scenario& s,

@@ -16,6 +16,10 @@ struct ResultOutput {
   bool ops = false;
 };
 
+/// The --help group of the options that say how to print a result, not what to run (scenario
+/// files leave them out).
+inline constexpr const char* kOutputGroup = "Output";
+
 void add_result_options(CLI::App& cmd, ResultOutput& o);
 
 /// Prints json() (--json) or text(), each with the operators of `s` when --ops asked for them;

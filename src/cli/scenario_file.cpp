@@ -1,12 +1,17 @@
 #include "cli/scenario_file.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <fstream>
 #include <string_view>
 
+#include "cli/result_output.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/spellcheck.h"
 #include "spec/yaml_reader.h"
+#include "spec/yaml_writer.h"
 
 namespace stepcast::cli {
 namespace {
@@ -21,9 +26,11 @@ std::string option_of(const std::string& token) {
   return token.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
 }
 
+// An option of the scenario, not of how to print it (cli/result_output.h) nor --help or --config.
 bool settable(const CLI::Option& opt) {
   const std::string& name = opt.get_single_name();
-  return !opt.get_positional() && name != "help" && name != "config";
+  return !opt.get_positional() && opt.get_group() != kOutputGroup && name != "help" &&
+         name != "config";
 }
 
 std::vector<std::string> settable_names(const CLI::App& sub) {
@@ -48,6 +55,10 @@ Error error_at(const SourceLocation& where, const spec::YamlSetting& s, std::str
 std::vector<std::string> tokens_of(const spec::YamlSetting& s, const CLI::App& sub,
                                    const OptionCheck& check) {
   const CLI::Option* opt = sub.get_option_no_throw("--" + s.key);
+  if (opt != nullptr && opt->get_group() == kOutputGroup) {
+    throw error_at(s.key_at, s, "\"" + s.key + "\" says how to print the result, not what to run",
+                   "give --" + s.key + " on the command line");
+  }
   if (opt == nullptr || !settable(*opt)) {
     throw error_at(s.key_at, s, "unknown option \"" + s.key + "\" of " + sub.get_name(),
                    core::suggestion(s.key, settable_names(sub)));
@@ -102,6 +113,27 @@ std::vector<std::string> expand_scenario_files(const std::vector<std::string>& a
   if (at != rest.end()) ++at;
   rest.insert(at, from_files.begin(), from_files.end());
   return rest;
+}
+
+void save_scenario_file(const CLI::App& sub) {
+  const CLI::Option* save = sub.get_option_no_throw("--save-config");
+  if (save == nullptr || save->count() == 0) return;
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (!settable(*opt) || opt->count() == 0) continue;
+    const bool flag = opt->get_expected_max() == 0;
+    settings.emplace_back(opt->get_single_name(), flag ? "true" : opt->results().back());
+  }
+  const std::string path = save->results().back();
+  std::ofstream out(path, std::ios::binary);
+  out << spec::settings_yaml(
+      settings, fmt::format("# stepcast {}: a scenario file, read back with --config {}\n",
+                            sub.get_name(), path));
+  if (!out) {
+    throw Error(ErrorKind::kIo, "cannot write the scenario file")
+        .at({path, 0, 0})
+        .with_hint("check that the directory exists and is writable");
+  }
 }
 
 }  // namespace stepcast::cli

@@ -7,7 +7,8 @@
 //
 //   $ stepcast estimate --config llama405b.yaml --gpus 8192
 //
-// The command line wins over the file, and an earlier file over a later one.
+// The command line wins over the file, and an earlier file over a later one. `--save-config FILE`
+// writes the options a run was given, from the command line and its files, as such a file.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,5 +29,9 @@ using OptionCheck = std::function<void(const std::vector<std::string>& tokens)>;
 /// rejects; Error(kIo) for a file that cannot be read.
 std::vector<std::string> expand_scenario_files(const std::vector<std::string>& args,
                                                const CLI::App& sub, const OptionCheck& check);
+
+/// Writes the options `sub` was given to the file its --save-config names, if it names one;
+/// throws Error(kIo) where the file cannot be written.
+void save_scenario_file(const CLI::App& sub);
 
 }  // namespace stepcast::cli

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "cli/result_output.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "spec/presets.h"
@@ -40,6 +41,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--config", "Options from a YAML scenario file, each key an option's name without "
                              "its dashes (tp: 8, sp: true); the command line wins")
       ->type_name("FILE");
+  cmd.add_option("--save-config", "After the run, write the options it was given (command line and "
+                                  "--config files) to a scenario file")
+      ->type_name("FILE")
+      ->group(kOutputGroup);
   cmd.add_option("--model", o.model, "Model preset, YAML file or Hugging Face config.json")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "Cluster preset or YAML file")->capture_default_str();
   cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->check(kAtLeastOne);

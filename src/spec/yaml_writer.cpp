@@ -67,4 +67,11 @@ std::string model_yaml(const ModelSpec& m, std::string_view header) {
   return out;
 }
 
+std::string settings_yaml(const std::vector<std::pair<std::string, std::string>>& settings,
+                          std::string_view header) {
+  std::string out(header);
+  for (const auto& [key, value] : settings) out += fmt::format("{}: {}\n", key, scalar(value));
+  return out;
+}
+
 }  // namespace stepcast::spec

@@ -9,6 +9,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "spec/model_spec.h"
 
@@ -16,5 +18,10 @@ namespace stepcast::spec {
 
 /// `header` (comment lines, each starting with "#" and ending in a newline) followed by the keys.
 std::string model_yaml(const ModelSpec& m, std::string_view header);
+
+/// `header` followed by one `key: value` line per setting, in order, each value quoted where YAML
+/// needs it: the flat map read_yaml_settings (spec/yaml_reader.h) reads back.
+std::string settings_yaml(const std::vector<std::pair<std::string, std::string>>& settings,
+                          std::string_view header);
 
 }  // namespace stepcast::spec

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -505,6 +506,36 @@ TEST(Cli, AMissingScenarioFileExitsOneAndAMissingNameTwo) {
             "stepcast: error: /nonexistent/scenario.yaml: cannot open for reading: No such file or directory\n");
   EXPECT_EQ(stepcast("estimate --config").exit_code, 2);
   EXPECT_EQ(stepcast("validate --config " + kExampleScenario).exit_code, 2);
+}
+
+TEST(Cli, SaveConfigWritesTheOptionsARunWasGivenAsAFileThatRunsTheSame) {
+  const std::string saved = testing::TempDir() + "stepcast_saved.yaml";
+  const std::string args = "estimate --json --config " + kExampleScenario + " --gpus 8192 --async-tp";
+  const Invocation first = stepcast(args + " --save-config " + saved);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::ifstream in(saved);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text,
+            "# stepcast estimate: a scenario file, read back with --config " + saved + "\n"
+            "model: llama3.1-405b\ncluster: llama3-h100-roce\ngpus: 8192\ntp: 8\npp: 16\nvp: 2\n"
+            "micro-batch: 1\nglobal-batch: 2048\nseq: 8192\nzero: 2\nsp: true\ngrad-dtype: fp32\n"
+            "pipeline-transfers: async\nasync-tp: true\nplacement: tp,cp,pp,dp\n");
+  EXPECT_EQ(stepcast("estimate --json --config " + saved).output, first.output);
+}
+
+TEST(Cli, AScenarioFileHoldsWhatToRunNotHowToPrintIt) {
+  const std::string file = testing::TempDir() + "stepcast_output.yaml";
+  std::ofstream(file) << "json: true\n";
+  const Invocation r = stepcast("estimate --config " + file);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "stepcast: error: " + file +
+                          ":1:1: json: \"json\" says how to print the result, not what to run\n"
+                          "  json: true\n  ^\n  hint: give --json on the command line\n");
+  const Invocation unwritable = stepcast("estimate --save-config /nonexistent/run.yaml");
+  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_NE(unwritable.output.find("stepcast: error: /nonexistent/run.yaml: cannot write the scenario file\n"),
+            std::string::npos)
+      << unwritable.output;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "spec/presets.h"
@@ -40,6 +42,18 @@ TEST(YamlWriter, LeavesOutOptionalKeysAtTheirDefaults) {
   for (const char* key : {"head_dim", "qk_norm", "sandwich_norm", "logit_softcap", "hidden_dropout",
                           "attention_window", "moe", "mla"}) {
     EXPECT_EQ(text.find(std::string(key) + ":"), std::string::npos) << key;
+  }
+}
+
+TEST(YamlWriter, SettingsReadBackAsThemselvesWhateverTheirCharacters) {
+  const std::vector<std::pair<std::string, std::string>> settings = {
+      {"model", "runs/a: model.yaml"}, {"host-dispatch", "42.4 us"}, {"placement", "tp,cp,pp,dp"},
+      {"cluster", "#weird"}, {"sp", "true"}};
+  const std::vector<YamlSetting> back = read_yaml_settings("s.yaml", settings_yaml(settings, "# saved\n"));
+  ASSERT_EQ(back.size(), settings.size());
+  for (size_t i = 0; i < settings.size(); ++i) {
+    EXPECT_EQ(back[i].key, settings[i].first);
+    EXPECT_EQ(back[i].value, settings[i].second);
   }
 }
 
