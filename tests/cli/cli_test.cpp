@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -536,6 +537,19 @@ TEST(Cli, AScenarioFileHoldsWhatToRunNotHowToPrintIt) {
   EXPECT_NE(unwritable.output.find("stepcast: error: /nonexistent/run.yaml: cannot write the scenario file\n"),
             std::string::npos)
       << unwritable.output;
+}
+
+TEST(Cli, EveryExampleScenarioRunsThroughBothEngines) {
+  int examples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(STEPCAST_SOURCE_DIR) + "/examples")) {
+    ++examples;
+    for (const char* command : {"estimate", "simulate"}) {
+      const Invocation r = stepcast(std::string(command) + " --config " + entry.path().string());
+      EXPECT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.output;
+      EXPECT_NE(r.output.find("step time"), std::string::npos) << r.output;
+    }
+  }
+  EXPECT_GE(examples, 2);
 }
 
 }  // namespace
