@@ -200,11 +200,6 @@ double clock_factor(const spec::GpuSpec& gpu) {
   return std::cbrt(limit / gpu.tdp_w);
 }
 
-double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps) {
-  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
-  return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
-}
-
 double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu) {
   if (fp8 && gpu.peak_fp8_flops > 0) return 0;
   // Whole and odd. Dimensions are far below 2^53, where doubles hold every integer.

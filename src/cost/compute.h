@@ -20,6 +20,8 @@
 // share HBM with the collective: they stream at the bandwidth it leaves them.
 #pragma once
 
+#include <algorithm>
+
 #include "spec/gpu_spec.h"
 #include "spec/strategy.h"
 
@@ -66,8 +68,11 @@ KernelTime attention_time(double flops, double bytes, double keys, double relati
 /// Seconds for a bandwidth-bound kernel moving `bytes` while collectives beside it take
 /// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and
 /// collectives together ask for more than the achievable bandwidth, the two share it and the
-/// kernel keeps at least half.
-double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps = 0);
+/// kernel keeps at least half. Inline: the estimate prices some 30 such kernels per call.
+inline double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps = 0) {
+  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
+  return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
+}
 
 /// Sustained-clock factor (<= 1) of a GPU capped below its TDP. Dynamic power grows about as
 /// f * V^2 and voltage with frequency in the DVFS range, so f ~ P^(1/3).
