@@ -121,8 +121,14 @@ void save_scenario_file(const CLI::App& sub) {
   std::vector<std::pair<std::string, std::string>> settings;
   for (const CLI::Option* opt : sub.get_options()) {
     if (!settable(*opt) || opt->count() == 0) continue;
-    const bool flag = opt->get_expected_max() == 0;
-    settings.emplace_back(opt->get_single_name(), flag ? "true" : opt->results().back());
+    const std::string& value = opt->results().back();
+    if (opt->get_expected_max() > 0) {
+      settings.emplace_back(opt->get_single_name(), value);
+    } else if (value == (opt->get_fnames().empty() ? "true" : "false")) {
+      // A flag holds the value it stores: "true" for --sp, "false" for a negating flag such as
+      // --no-dp-overlap; `--sp=false` stores what leaving it out would, and is left out.
+      settings.emplace_back(opt->get_single_name(), "true");
+    }
   }
   const std::string path = save->results().back();
   std::ofstream out(path, std::ios::binary);

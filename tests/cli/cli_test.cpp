@@ -522,6 +522,11 @@ TEST(Cli, SaveConfigWritesTheOptionsARunWasGivenAsAFileThatRunsTheSame) {
             "micro-batch: 1\nglobal-batch: 2048\nseq: 8192\nzero: 2\nsp: true\ngrad-dtype: fp32\n"
             "pipeline-transfers: async\nasync-tp: true\nplacement: tp,cp,pp,dp\n");
   EXPECT_EQ(stepcast("estimate --json --config " + saved).output, first.output);
+  // A negating flag is saved as set; a flag given false is left out.
+  ASSERT_EQ(stepcast("estimate --no-dp-overlap --sp=false --save-config " + saved).exit_code, 0);
+  std::ifstream again(saved);
+  const std::string flags((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(flags.substr(flags.find('\n') + 1), "no-dp-overlap: true\n");
 }
 
 TEST(Cli, AScenarioFileHoldsWhatToRunNotHowToPrintIt) {
