@@ -311,6 +311,56 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double host_d = layer_host_s(s, dense, sum(tp_d, cp_d, {}));
   const double host_m = kMoe ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0;
 
+  // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
+  // for backward, and reduce-scatter its gradients; prefetching hides them behind the kernels of
+  // the layer run before, which run on the SMs the collectives leave while they run. A layer's
+  // forward therefore runs beside the next layer's gather, its backward beside the previous
+  // layer's gather and the next layer's reduce-scatter (and FSDP2's copy of the gradients in
+  // before it); a MoE layer's experts make its collectives the larger. Blocking collectives hide
+  // nothing and slow nothing. FSDP2's copy out of each gather runs on the compute stream before
+  // the layer. What a layer of kernels `k` (TP collectives `tp`) exposes between neighbours of
+  // those kinds; the copies are FSDP's time, the kernels and TP and EP collectives counted
+  // elsewhere.
+  const workload::ShardedLayer sharded_kind[2] = {workload::sharded_layer(s, false),
+                                                  kMoe ? workload::sharded_layer(s, true) : workload::ShardedLayer{}};
+  const auto sharded_s = [&](const PassTimes& k, const LayerComm& tp, bool moe_layer, bool moe_before,
+                             bool moe_after) {
+    const workload::ShardedLayer& own = sharded_kind[moe_layer];
+    if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
+      return 2 * own.gather + full_recompute_fraction(st) * own.regather + own.scatter;
+    }
+    const workload::ShardedLayer &before = sharded_kind[moe_before], &after = sharded_kind[moe_after];
+    const double ep_share = moe_layer ? 1 : 0;
+    // The gradient group's collectives run beside the passes' exposed TP and EP collectives too.
+    const LinkSplit links = split_by_links(s, {tp.fwd, tp.bwd, 0}, {ep_share * ep.fwd, ep_share * ep.bwd, 0});
+    const PassStream fwd{k.fwd + own.copy_out, k.beside.fwd + own.copy_out, k.beside.fwd + own.copy_out,
+                         links.apart.fwd, links.shared.fwd};
+    const PassStream bwd{k.bwd + k.recompute + own.copy_out, k.beside.bwd + k.beside.recompute + own.copy_out,
+                         k.beside_two.bwd + k.beside_two.recompute + own.copy_out, links.apart.bwd,
+                         links.shared.bwd};
+    return overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() +
+           sharded_backward_s(bwd, before.gather, after.copy_in, after.scatter) - bwd.alone() +
+           2 * own.copy_out;
+  };
+  // Per kind of layer, over the kinds of its neighbours in the model (a dense model's are dense).
+  double sharded_dense = 0, sharded_moe = 0;
+  if (st.zero_stage >= 3) {
+    if constexpr (kMoe) {
+      double exposed[2] = {0, 0}, layers[2] = {0, 0};
+      for (int l = 0; l < m.layers; ++l) {
+        const bool moe_layer = m.is_moe_layer(l);
+        const bool before = l > 0 ? m.is_moe_layer(l - 1) : moe_layer;
+        const bool after = l + 1 < m.layers ? m.is_moe_layer(l + 1) : moe_layer;
+        exposed[moe_layer] += sharded_s(moe_layer ? moe : dense, moe_layer ? tp_m : tp_d, moe_layer, before, after);
+        layers[moe_layer] += 1;
+      }
+      sharded_dense = layers[0] > 0 ? exposed[0] / layers[0] : 0;
+      sharded_moe = layers[1] > 0 ? exposed[1] / layers[1] : 0;
+    } else {
+      sharded_dense = sharded_s(dense, tp_d, false, false, false);
+    }
+  }
+
   // One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
   // `moe_share`: kernels, exposed communication and host time. Inlined: as a call that returns
   // the struct through memory it made the estimate benchmark 3-5% slower (alternating runs).
@@ -322,9 +372,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   };
   const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
     const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
-    const double bwd_beside_two = mix(dense.beside_two.bwd + dense.beside_two.recompute,
-                                      moe.beside_two.bwd + moe.beside_two.recompute);
-    LayerCost c{
+    return LayerCost{
         .fwd = mix(dense.fwd, moe.fwd),
         .bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute),
         .fwd_beside = mix(dense.beside.fwd, moe.beside.fwd),
@@ -334,37 +382,13 @@ Estimate estimate_with(const spec::Scenario& s) {
         .tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd),
         .cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd),
         .ep = moe_share * (ep.fwd + ep.bwd),
-        .fsdp = 0,
+        .fsdp = mix(sharded_dense, sharded_moe),
         .host = mix(host_d, host_m),
         // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
         // run beside the passes' exposed TP and EP collectives too (PassStream).
         .links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
                                 {moe_share * ep.fwd, moe_share * ep.bwd, 0}),
     };
-    // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and
-    // again for backward, and reduce-scatter its gradients; prefetching hides them behind the
-    // layer's kernels, which run on the SMs the collectives leave while they run. Blocking
-    // collectives hide nothing and slow nothing. FSDP2's copy out of each gather runs on the
-    // compute stream before the layer, its gradients' copy in on the reduce-scatter's stream
-    // before the scatter.
-    if (st.zero_stage >= 3) {
-      const double gather = workload::fsdp_gather_s(s);
-      const double scatter = workload::fsdp_scatter_s(s);
-      const double copy_out = workload::fsdp_copy_out_s(s);
-      const double regather = full_recompute_fraction(st) * workload::fsdp_regather_s(s);
-      const PassStream fwd{c.fwd + copy_out, c.fwd_beside + copy_out, c.fwd_beside + copy_out,
-                           c.links.apart.fwd, c.links.shared.fwd};
-      const PassStream bwd{c.bwd + copy_out, c.bwd_beside + copy_out, bwd_beside_two + copy_out,
-                           c.links.apart.bwd, c.links.shared.bwd};
-      // The copies are FSDP's time; the kernels and the TP and EP collectives are counted
-      // elsewhere.
-      c.fsdp = st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking
-                   ? 2 * gather + regather + scatter
-                   : overlapped_s(fwd.alone(), {fwd.beside_group(gather, 1)}) - fwd.alone() +
-                         sharded_backward_s(bwd, gather, workload::fsdp_copy_in_s(s), scatter) -
-                         bwd.alone() + 2 * copy_out;
-    }
-    return c;
   };
   // The whole model's average layer; a stage's own where MoE and dense layers alternate or lead.
   const LayerCost average = layer_cost(m.moe_layer_fraction());

@@ -43,6 +43,7 @@ struct PricedLayer {
   std::array<OpTime, kMaxOps> times{}, beside{}, beside_two{};
   // Formatted once: a step names millions of tasks from these few.
   std::array<std::array<std::string, kPasses>, kMaxOps> names{};
+  ShardedLayer sharded;  // its ZeRO-3 collectives, a MoE layer's the larger
 };
 
 std::string_view tp_task_name(CollectiveKind kind) {
@@ -56,8 +57,8 @@ std::string_view tp_task_name(CollectiveKind kind) {
   }
 }
 
-PricedLayer priced(LayerOps ops, const spec::Scenario& s) {
-  PricedLayer p{ops, {}, {}, {}, {}};
+PricedLayer priced(LayerOps ops, const spec::Scenario& s, ShardedLayer sharded = {}) {
+  PricedLayer p{ops, {}, {}, {}, {}, sharded};
   const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const OpTimes t = op_times(ops[i], s, overlap);
@@ -78,20 +79,13 @@ class StepBuilder {
         st_(s.strategy),
         chunks_(st_.pp * st_.vp),
         micro_batches_(st_.micro_batches()),
-        dense_(priced(layer_ops(s, false), s)),
-        moe_(s.model.is_moe() ? priced(layer_ops(s, true), s) : PricedLayer{}),
+        dense_(priced(layer_ops(s, false), s, sharded_layer(s, false))),
+        moe_(s.model.is_moe() ? priced(layer_ops(s, true), s, sharded_layer(s, true)) : PricedLayer{}),
         embedding_(priced(embedding_ops(s), s)),
         head_(priced(head_ops(s), s)),
         params_(param_counts(s.model)),
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
         activation_bytes_(stored_layer_activation_bytes(s)),
-        fsdp_gather_s_(st_.zero_stage >= 3 ? fsdp_gather_s(s) : 0),
-        fsdp_scatter_s_(st_.zero_stage >= 3 ? fsdp_scatter_s(s) : 0),
-        fsdp_copy_out_s_(st_.zero_stage >= 3 ? fsdp_copy_out_s(s) : 0),
-        fsdp_copy_in_s_(st_.zero_stage >= 3 ? fsdp_copy_in_s(s) : 0),
-        fsdp_regather_s_(st_.zero_stage >= 3 && st_.recompute == spec::Recompute::kFull
-                             ? fsdp_regather_s(s)
-                             : 0),
         p2p_s_(pp_transfer_s(s)),
         tied_sync_s_(tied_embedding_sync_s(s)),
         gather_s_(pp_gather_s(s)),
@@ -335,39 +329,40 @@ class StepBuilder {
   }
 
   void layer_pass(int layer, int mb, Mode mode) {
+    const ShardedLayer& sharded = layer_kind(layer).sharded;
     const bool fsdp = st_.zero_stage >= 3 && st_.dp * st_.cp > 1;
     const bool blocking = st_.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking;
     if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward)) {
       if (blocking) {
-        sharded_blocking(fsdp_gather_s_, "fsdp.all_gather", layer, mb);
+        sharded_blocking(sharded.gather, "fsdp.all_gather", layer, mb);
       } else {
         // Prefetched one layer ahead: the gather may start once the layer before the previous one
         // has finished, so at most two gathered layers are resident (workload/memory.h).
         const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
-                                  fsdp_gather_s_, "fsdp.all_gather", layer, mb);
+                                  sharded.gather, "fsdp.all_gather", layer, mb);
         if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
         pending_.push_back(gather);
       }
     }
     const TaskId before = last_;
-    if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward) && fsdp_copy_out_s_ > 0)
-      compute(TaskKind::kCompute, Category::kShardedData, fsdp_copy_out_s_, "fsdp.copy_out", layer,
+    if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward) && sharded.copy_out > 0)
+      compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_out, "fsdp.copy_out", layer,
               mb, 0);
     if (mode == Mode::kBackward && layer_recomputed(st_, layer)) {
       run_ops(layer_kind(layer), Mode::kRecompute, layer, mb);
-      if (fsdp && blocking) sharded_blocking(fsdp_regather_s_, "fsdp.all_gather", layer, mb);
+      if (fsdp && blocking) sharded_blocking(sharded.regather, "fsdp.all_gather", layer, mb);
     }
     run_ops(layer_kind(layer), mode, layer, mb);
     prefetch_anchor_ = before;
     const bool weights_done = mode == Mode::kWeightGradient || (mode == Mode::kBackward && !zero_bubble());
     if (fsdp && weights_done) {
       if (blocking) {
-        sharded_blocking(fsdp_scatter_s_, "fsdp.reduce_scatter", layer, mb);
+        sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       } else {
-        if (fsdp_copy_in_s_ > 0)
-          side(kGradientStream, Category::kShardedData, fsdp_copy_in_s_, "fsdp.copy_in", layer, mb,
+        if (sharded.copy_in > 0)
+          side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
                TaskKind::kCompute);
-        side(kGradientStream, Category::kShardedData, fsdp_scatter_s_, "fsdp.reduce_scatter", layer, mb);
+        side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       }
     }
   }
@@ -763,9 +758,6 @@ class StepBuilder {
   const ParamCounts params_;
   const double layer_params_;
   const double activation_bytes_;
-  const double fsdp_gather_s_, fsdp_scatter_s_;  // one layer's ZeRO-3 collectives
-  const double fsdp_copy_out_s_, fsdp_copy_in_s_;  // FSDP2's copies around them
-  const double fsdp_regather_s_;                 // DeepSpeed 0.3.x after recomputing a layer
   const double p2p_s_;  // one pipeline transfer
   const double tied_sync_s_;        // the first and last stages' tied embedding gradient sync
   std::vector<TaskId> tied_syncs_;  // its task on each of them

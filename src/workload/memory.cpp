@@ -59,18 +59,30 @@ double op_checkpoint_bytes(const spec::Scenario& s) {
   return bytes;
 }
 
+// Parameters of the two consecutive layers that hold the most on one GPU: a MoE layer's experts
+// make it the larger (Llama 4 alternates the kinds, DeepSeek-V3 runs MoE layers back to back).
+double largest_layer_pair(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
+  const double dense = layer_params_per_gpu(p, st, false);
+  if (!m.is_moe()) return 2 * dense;
+  const double moe = layer_params_per_gpu(p, st, true);
+  const auto of = [&](int layer) { return m.is_moe_layer(layer) ? moe : dense; };
+  double pair = 0;
+  for (int l = 0; l + 1 < m.layers; ++l) pair = std::max(pair, of(l) + of(l + 1));
+  return m.layers > 1 ? pair : 2 * of(0);
+}
+
 // Parameters ZeRO-3 holds gathered at once. FSDP gathers one layer (unit) at a time and
 // prefetches the next: two units. DeepSpeed 0.3.x gathers a module at a time and releases
 // gathered parameters once more than stage3_max_live_parameters (default 1e9, DeepSpeed's
 // config documentation) are resident: at most that plus the largest tensor being gathered.
-double gathered_params(const spec::Scenario& s, double layer_params) {
-  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking)
-    return 2 * layer_params;
+double gathered_params(const spec::Scenario& s, const ParamCounts& p) {
+  const double two_layers = largest_layer_pair(p, s.model, s.strategy);
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return two_layers;
   double largest = 0;
   for (const Op& op : layer_ops(s, s.model.is_moe())) {
     for_each_trained_tensor(op, [&](double elements) { largest = std::max(largest, elements); });
   }
-  return std::min(2 * layer_params, kDeepSpeedMaxLiveParams + largest);
+  return std::min(two_layers, kDeepSpeedMaxLiveParams + largest);
 }
 
 }  // namespace
@@ -141,11 +153,10 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
   MemoryBreakdown mem;
 
   const double params = stage_params_per_gpu(p, m, st);
-  const double layer_params = layer_params_per_gpu(p, m, st);
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
   mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
-  if (st.zero_stage >= 3) mem.weights_bytes += kBf16 * gathered_params(s, layer_params);
+  if (st.zero_stage >= 3) mem.weights_bytes += kBf16 * gathered_params(s, p);
   mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 

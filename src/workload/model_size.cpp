@@ -66,11 +66,15 @@ ParamCounts param_counts(const spec::ModelSpec& m) {
   return p;
 }
 
+double layer_params_per_gpu(const ParamCounts& p, const spec::Strategy& st, bool moe_layer) {
+  if (!moe_layer) return p.per_layer_dense / st.tp;
+  return (p.per_layer_dense + (p.per_layer_moe - p.per_layer_dense) / st.ep) / st.tp;
+}
+
 double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
-  if (!m.is_moe()) return p.per_layer_dense / st.tp;
+  if (!m.is_moe()) return layer_params_per_gpu(p, st, false);
   const double moe_fraction = m.moe_layer_fraction();
-  const double moe_layer = p.per_layer_dense + (p.per_layer_moe - p.per_layer_dense) / st.ep;
-  return ((1 - moe_fraction) * p.per_layer_dense + moe_fraction * moe_layer) / st.tp;
+  return (1 - moe_fraction) * layer_params_per_gpu(p, st, false) + moe_fraction * layer_params_per_gpu(p, st, true);
 }
 
 double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {

@@ -27,8 +27,11 @@ struct ParamCounts {
 
 ParamCounts param_counts(const spec::ModelSpec& m);
 
-/// Parameters one GPU holds for one average layer of its stage: dense and MoE layers in the
-/// model's proportion, routed experts split by EP, everything split by TP (before ZeRO sharding).
+/// Parameters one GPU holds for one layer of the kind given (MoE or dense): routed experts split
+/// by EP, everything split by TP (before ZeRO sharding).
+double layer_params_per_gpu(const ParamCounts& p, const spec::Strategy& st, bool moe_layer);
+
+/// The same for one average layer of its stage: dense and MoE layers in the model's proportion.
 double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
 /// Parameters one GPU of the most loaded stage holds: layers / pp average layers plus the

@@ -62,9 +62,9 @@ double fp8_cast_s(double elements, const spec::GpuSpec& gpu) {
          cost::memory_time_s(kFp8ScaledCastBytesPerElement * elements, gpu);
 }
 
-// ZeRO-3 gathers and scatters one average layer of the stage at a time.
-double fsdp_layer_params(const spec::Scenario& s) {
-  return layer_params_per_gpu(param_counts(s.model), s.model, s.strategy);
+// ZeRO-3 gathers and scatters one layer at a time, of the kind given.
+double fsdp_layer_params(const spec::Scenario& s, bool moe_layer) {
+  return layer_params_per_gpu(param_counts(s.model), s.strategy, moe_layer);
 }
 
 // Host seconds of one PyTorch operator on the slices of a list-form collective: medians over the
@@ -121,22 +121,12 @@ std::size_t regathered_ops(const LayerOps& layer) {
   return 0;
 }
 
-// cost(moe_layer) averaged over the model's dense and MoE layers.
-template <typename LayerCost>
-double average_layer(const spec::ModelSpec& m, LayerCost cost) {
-  if (!m.is_moe()) return cost(false);
-  const double moe_fraction = m.moe_layer_fraction();
-  return (1 - moe_fraction) * cost(false) + moe_fraction * cost(true);
-}
-
-double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s) {
+double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s, bool moe_layer) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
-    return collective_s(kind, bytes_per_element * fsdp_layer_params(s), gradient_group(s.strategy), s);
+    return collective_s(kind, bytes_per_element * fsdp_layer_params(s, moe_layer), gradient_group(s.strategy), s);
   }
-  return average_layer(s.model, [&](bool moe_layer) {
-    const LayerOps layer = layer_ops(s, moe_layer);
-    return per_tensor_s(kind, bytes_per_element, layer, layer.size(), s);
-  });
+  const LayerOps layer = layer_ops(s, moe_layer);
+  return per_tensor_s(kind, bytes_per_element, layer, layer.size(), s);
 }
 
 // One micro-batch's separate accumulation of a GEMM's weight gradient (Strategy::GradAccumulation):
@@ -358,34 +348,39 @@ double pp_gather_s(const spec::Scenario& s) {
   return collective_s(CollectiveKind::kAllGather, boundary_bytes(s), group_of(st, Axis::kTp), s);
 }
 
-double fsdp_gather_s(const spec::Scenario& s) {
-  return sharded_layer_s(CollectiveKind::kAllGather, kGatheredParamBytes, s);
+double fsdp_gather_s(const spec::Scenario& s, bool moe_layer) {
+  return sharded_layer_s(CollectiveKind::kAllGather, kGatheredParamBytes, s, moe_layer);
 }
 
-double fsdp_regather_s(const spec::Scenario& s) {
+double fsdp_regather_s(const spec::Scenario& s, bool moe_layer) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
-  return average_layer(s.model, [&](bool moe_layer) {
-    const LayerOps layer = layer_ops(s, moe_layer);
-    return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer,
-                        regathered_ops(layer), s);
-  });
+  const LayerOps layer = layer_ops(s, moe_layer);
+  return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer, regathered_ops(layer), s);
 }
 
-double fsdp_scatter_s(const spec::Scenario& s) {
-  return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s);
+double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer) {
+  return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s, moe_layer);
 }
 
-double fsdp_copy_out_s(const spec::Scenario& s) {
+double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer) {
   if (!fsdp2_copies(s)) return 0;
-  return cost::memory_time_s(2 * kGatheredParamBytes * fsdp_layer_params(s),
+  return cost::memory_time_s(2 * kGatheredParamBytes * fsdp_layer_params(s, moe_layer),
                              s.cluster.gpu);  // read, write
 }
 
-double fsdp_copy_in_s(const spec::Scenario& s) {
+double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer) {
   if (!fsdp2_copies(s)) return 0;
   // The backward's gradients are at the precision of the layer's activations.
   const double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
-  return cost::memory_time_s(bytes * fsdp_layer_params(s), s.cluster.gpu);
+  return cost::memory_time_s(bytes * fsdp_layer_params(s, moe_layer), s.cluster.gpu);
+}
+
+ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer) {
+  const spec::Strategy& st = s.strategy;
+  if (st.zero_stage < 3) return {};
+  return {fsdp_gather_s(s, moe_layer), fsdp_scatter_s(s, moe_layer), fsdp_copy_out_s(s, moe_layer),
+          fsdp_copy_in_s(s, moe_layer),
+          st.recompute == spec::Recompute::kFull ? fsdp_regather_s(s, moe_layer) : 0};
 }
 
 double dp_reduce_s(const spec::Scenario& s, double params) {

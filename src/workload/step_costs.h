@@ -111,19 +111,29 @@ double pp_transfer_s(const spec::Scenario& s);
 /// With Strategy::pp_scatter_gather (and no SP): the receiving stage's TP all-gather of one
 /// received boundary tensor, on its compute stream; 0 otherwise.
 double pp_gather_s(const spec::Scenario& s);
-/// ZeRO-3/FSDP: gather one average layer's parameters; reduce-scatter its gradients.
-double fsdp_gather_s(const spec::Scenario& s);
-double fsdp_scatter_s(const spec::Scenario& s);
+/// ZeRO-3/FSDP, for one layer of the kind given (a MoE layer's experts make it the larger):
+/// gather its parameters; reduce-scatter its gradients.
+double fsdp_gather_s(const spec::Scenario& s, bool moe_layer);
+double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer);
 /// DeepSpeed 0.3.x (ShardedCollectives::kPerTensorBlocking) after recomputing a layer: the part
 /// of the layer it gathers again for the backward, having released it after the recomputation.
 /// 0 under per-layer sharding, which keeps the layer gathered through both.
-double fsdp_regather_s(const spec::Scenario& s);
+double fsdp_regather_s(const spec::Scenario& s, bool moe_layer);
 /// FSDP2 (ShardedCollectives::kPerParameter), per layer and gather: the compute stream's copy of
 /// the gathered parameters out of the all-gather's buffer; per layer and reduce-scatter: the
 /// copy of the gradients into its buffer, cast to the reduce dtype, on the reduce-scatter's
 /// stream. 0 under the other kinds, which gather into the parameters' own storage.
-double fsdp_copy_out_s(const spec::Scenario& s);
-double fsdp_copy_in_s(const spec::Scenario& s);
+double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer);
+double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer);
+
+/// All of the above for one layer of the kind given; zeros without ZeRO-3 (the regather also
+/// without full recomputation).
+struct ShardedLayer {
+  double gather = 0, scatter = 0;
+  double copy_out = 0, copy_in = 0;
+  double regather = 0;
+};
+ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer);
 /// Data-parallel gradient reduction of `params` parameters (all-reduce, or reduce-scatter under
 /// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
 double dp_reduce_s(const spec::Scenario& s, double params);

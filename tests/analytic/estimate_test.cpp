@@ -155,7 +155,7 @@ TEST(Estimate, BlockingZero3CollectivesHideNothing) {
   s.strategy.zero_stage = 3;
   s.strategy.sharded_collectives = spec::ShardedCollectives::kPerTensorBlocking;
   s = spec::complete_and_validate(s);
-  const double per_layer = 2 * workload::fsdp_gather_s(s) + workload::fsdp_scatter_s(s);
+  const double per_layer = 2 * workload::fsdp_gather_s(s, false) + workload::fsdp_scatter_s(s, false);
   EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, s.model.layers * per_layer, 1e-9);
   s.strategy.sharded_collectives = spec::ShardedCollectives::kPerLayer;
   EXPECT_LT(estimate(s).breakdown.fsdp_comm_s, 0.5 * s.model.layers * per_layer);
@@ -175,7 +175,7 @@ double prefetched_zero3_fsdp_s(const spec::Scenario& s) {
     bwd_one += t.beside.bwd();
     bwd_two += t.beside_two.bwd();
   }
-  const double gather = workload::fsdp_gather_s(s), scatter = workload::fsdp_scatter_s(s);
+  const double gather = workload::fsdp_gather_s(s, false), scatter = workload::fsdp_scatter_s(s, false);
   // Forward: while the gather of c seconds runs the kernels do c / beside of their work, the rest
   // at full speed: c + alone (1 - c / beside) in all, c (1 - alone / beside) more than alone.
   EXPECT_LT(gather, fwd_one);
@@ -211,14 +211,14 @@ TEST(Estimate, Fsdp2sCopyOutOfEachGatherRunsOnTheComputeStream) {
   s = spec::complete_and_validate(s);
   const double fsdp1 = estimate(s).breakdown.fsdp_comm_s;
   s.strategy.sharded_collectives = spec::ShardedCollectives::kPerParameter;
-  const double copies = s.model.layers * 2 * workload::fsdp_copy_out_s(s);  // forward and backward
+  const double copies = s.model.layers * 2 * workload::fsdp_copy_out_s(s, false);  // forward and backward
   ASSERT_GT(copies, 0);
   // Each copy-out also widens the window the next gather hides in, and while the gradients are
   // copied in the gather has the link to itself: the step grows by less than the copies out,
   // here by at least half of them, and at most by them and the copies in.
   const double fsdp2 = estimate(s).breakdown.fsdp_comm_s;
   EXPECT_GT(fsdp2 - fsdp1, 0.5 * copies);
-  EXPECT_LE(fsdp2 - fsdp1, copies + s.model.layers * workload::fsdp_copy_in_s(s));
+  EXPECT_LE(fsdp2 - fsdp1, copies + s.model.layers * workload::fsdp_copy_in_s(s, false));
 }
 
 TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {

@@ -305,10 +305,10 @@ TEST(Build,
   // half of them, at most them and the copies in.
   spec::Scenario fsdp1 = s;
   fsdp1.strategy.sharded_collectives = spec::ShardedCollectives::kPerLayer;
-  const double copies = 2 * s.model.layers * fsdp_copy_out_s(s);
+  const double copies = 2 * s.model.layers * fsdp_copy_out_s(s, false);
   const double longer = simulated(s) - simulated(fsdp1);
   EXPECT_GT(longer, 0.5 * copies);
-  EXPECT_LT(longer, copies + s.model.layers * fsdp_copy_in_s(s));
+  EXPECT_LT(longer, copies + s.model.layers * fsdp_copy_in_s(s, false));
   const double closed_form =
       analytic::estimate(s).step_time_s - analytic::estimate(fsdp1).step_time_s;
   EXPECT_NEAR(closed_form, longer, 0.1 * longer);
@@ -647,6 +647,32 @@ TEST(Build, EachStageIsPricedWithItsOwnDenseAndMoeLayersInBothEngines) {
   s = spec::complete_and_validate(s);
   const double e = analytic::estimate(s).step_time_s;
   EXPECT_NEAR(simulated(s), e, 0.01 * e);
+}
+
+TEST(Build, UnderZero3EachLayerGathersItsOwnKindOfParametersInBothEngines) {
+  // A MoE layer's experts make its gathers and scatters many times a dense layer's; each runs
+  // beside the kernels of its neighbour, the layer before or after it. Llama 4 Maverick
+  // alternates dense and MoE layers, DeepSeek-V3 leads with three dense ones. The engines came
+  // within 2.0% and 1.2% of each other when this was written (the closed form the slower; with
+  // the model's average layer gathered everywhere, 1.2% and 1.6%).
+  struct Case {
+    const char* model;
+    const char* cluster;
+    Shape shape;
+  };
+  const Case cases[] = {
+      {"llama4-maverick", "dgx-h100", {.gpus = 128, .tp = 8, .pp = 2, .zero = 3, .global_batch = 64}},
+      {"deepseek-v3", "h100-96g-500w-roce", {.gpus = 32, .tp = 1, .pp = 4, .zero = 3, .global_batch = 256}},
+  };
+  for (const Case& c : cases) {
+    spec::Scenario s = scenario(c.model, c.cluster, c.shape);
+    if (std::string(c.model) == "llama4-maverick") s.strategy.ep = 8;
+    s.strategy.host_dispatch_s = 0;
+    s = spec::complete_and_validate(s);
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.025 * e) << c.model;
+    EXPECT_GT(workload::sharded_layer(s, true).gather, 2 * workload::sharded_layer(s, false).gather) << c.model;
+  }
 }
 
 TEST(Build, UnderZeroBubbleGradientBucketsWaitForTheLastWeightGradientsInBothEngines) {

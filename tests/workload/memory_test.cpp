@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "spec/presets.h"
+#include "workload/model_size.h"
 
 namespace stepcast::workload {
 namespace {
@@ -50,6 +53,22 @@ TEST(Memory, DeepSpeedZero3HoldsItsLiveParameterCapPlusTheTensorBeingGathered) {
   const double deepspeed = memory_per_gpu(s).weights_bytes;
   const double h = s.model.hidden, layer = 12 * h * h + 13 * h;  // Narayanan §5.1: 12 h^2 + 13 h
   EXPECT_NEAR(fsdp - deepspeed, 2 * (2 * layer) - 2 * (1e9 + 4 * h * h), 1e3);
+}
+
+TEST(Memory, Zero3HoldsTheTwoConsecutiveLayersWithTheMostParametersGathered) {
+  // Llama 4 Maverick alternates dense and MoE layers: FSDP holds one of each gathered, not two
+  // average layers; DeepSeek-V3's MoE layers run back to back: two MoE layers.
+  const auto gathered = [](const char* model) {
+    spec::Scenario s = scenario(model, "dgx-h100", 64, 4096, 3, spec::Recompute::kFull);
+    const double sharded = s.strategy.dp * s.strategy.cp;
+    const MemoryBreakdown mem = memory_per_gpu(s);
+    return std::pair{mem.weights_bytes / 2 - stage_params_per_gpu(param_counts(s.model), s.model, s.strategy) / sharded, s};
+  };
+  const auto [maverick, ms] = gathered("llama4-maverick");
+  const ParamCounts mp = param_counts(ms.model);
+  EXPECT_NEAR(maverick, layer_params_per_gpu(mp, ms.strategy, false) + layer_params_per_gpu(mp, ms.strategy, true), 1);
+  const auto [deepseek, ds] = gathered("deepseek-v3");
+  EXPECT_NEAR(deepseek, 2 * layer_params_per_gpu(param_counts(ds.model), ds.strategy, true), 1);
 }
 
 }  // namespace

@@ -142,4 +142,19 @@ TEST(LayerOps, ForwardFlopsAreTwiceLinearParamsPerTokenPlusCausalAttention) {
 }
 
 }  // namespace
+TEST(LayerParams, AnAverageLayerMixesTheDenseAndMoeLayersInTheModelsProportion) {
+  // Llama 4 Maverick: every second layer MoE (128 routed experts and a shared one), split by EP.
+  const spec::ModelSpec m = spec::model_preset("llama4-maverick");
+  spec::Strategy st;
+  st.tp = 8;
+  st.ep = 8;
+  const ParamCounts p = param_counts(m);
+  const double dense = layer_params_per_gpu(p, st, false), moe = layer_params_per_gpu(p, st, true);
+  EXPECT_DOUBLE_EQ(dense, p.per_layer_dense / 8);
+  EXPECT_DOUBLE_EQ(moe, (p.per_layer_dense + (p.per_layer_moe - p.per_layer_dense) / 8) / 8);
+  const double share = m.moe_layer_fraction();
+  EXPECT_DOUBLE_EQ(layer_params_per_gpu(p, m, st), (1 - share) * dense + share * moe);
+  EXPECT_GT(moe, 5 * dense);  // 289 M against 39 M on each GPU
+}
+
 }  // namespace stepcast::workload

@@ -54,7 +54,7 @@ TEST(ShardedCollectives, PerTensorGathersPayTheirSliceViewsThenTheCollectiveOrTh
                        n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
     expected += n * 3e-6 + std::max(gpu, n * 15e-6);
   }
-  EXPECT_NEAR(fsdp_gather_s(s), expected, 1e-12);
+  EXPECT_NEAR(fsdp_gather_s(s, false), expected, 1e-12);
 }
 
 TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollectiveStarts) {
@@ -68,7 +68,7 @@ TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollecti
     ASSERT_LT(cost::memory_time_s(2 * bytes / n, s.cluster.gpu), 15e-6);
     expected += n * 5e-6 + n * 15e-6 + collective_s(cost::CollectiveKind::kReduceScatter, bytes, {n, 1}, s);
   }
-  EXPECT_NEAR(fsdp_scatter_s(s), expected, 1e-12);
+  EXPECT_NEAR(fsdp_scatter_s(s, false), expected, 1e-12);
 }
 
 // The gather of one moved tensor, as PerTensorGathersPay... above prices it.
@@ -87,7 +87,7 @@ TEST(ShardedCollectives, AfterRecomputationDeepSpeedGathersAgainAllButTheMlpDown
   const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
   const std::vector<double> tensors = moved_tensor_elements(s);  // QKV, projection, MLP up, MLP down
   ASSERT_GT(2 * tensors[3], 1e9);
-  EXPECT_NEAR(fsdp_regather_s(s),
+  EXPECT_NEAR(fsdp_regather_s(s, false),
               tensor_gather_s(tensors[0], s) + tensor_gather_s(tensors[1], s) + tensor_gather_s(tensors[2], s), 1e-12);
 }
 
@@ -98,10 +98,10 @@ TEST(ShardedCollectives, NothingIsGatheredAgainWhereTheLayerFitsTheReuseDistance
   small.model.ffn = 4 * 2048;
   small.model.heads = 16;
   small.model.kv_heads = 16;
-  EXPECT_EQ(fsdp_regather_s(spec::complete_and_validate(small)), 0);
+  EXPECT_EQ(fsdp_regather_s(spec::complete_and_validate(small), false), 0);
   // One gather per layer (PyTorch FSDP) keeps the unit gathered from the recomputation through
   // its backward.
-  EXPECT_EQ(fsdp_regather_s(zero3_gpt3(1536, kPerLayer)), 0);
+  EXPECT_EQ(fsdp_regather_s(zero3_gpt3(1536, kPerLayer), false), 0);
 }
 
 TEST(ShardedCollectives,
@@ -110,30 +110,30 @@ TEST(ShardedCollectives,
   const double h = s.model.hidden;
   const double layer = 12 * h * h + 13 * h;  // QKV, projection, MLP weights and biases, two norms
   // Out of the gathered BF16 buffer into the parameters: read 2 B, write 2 B.
-  EXPECT_NEAR(fsdp_copy_out_s(s), cost::memory_time_s(4 * layer, s.cluster.gpu), 1e-12);
+  EXPECT_NEAR(fsdp_copy_out_s(s, false), cost::memory_time_s(4 * layer, s.cluster.gpu), 1e-12);
   // The BF16 gradients into the reduce-scatter's buffer at its dtype: read 2 B, write 2 B, or
   // 4 B where the reduction runs in FP32 (torchtitan).
-  EXPECT_NEAR(fsdp_copy_in_s(s), cost::memory_time_s(4 * layer, s.cluster.gpu), 1e-12);
+  EXPECT_NEAR(fsdp_copy_in_s(s, false), cost::memory_time_s(4 * layer, s.cluster.gpu), 1e-12);
   s.strategy.grad_reduce_dtype = spec::Dtype::kFp32;
-  EXPECT_NEAR(fsdp_copy_in_s(s), cost::memory_time_s(6 * layer, s.cluster.gpu), 1e-12);
+  EXPECT_NEAR(fsdp_copy_in_s(s, false), cost::memory_time_s(6 * layer, s.cluster.gpu), 1e-12);
   // The collectives themselves are FSDP1's.
-  EXPECT_EQ(fsdp_gather_s(zero3_gpt3(64, kPerParameter)), fsdp_gather_s(zero3_gpt3(64, kPerLayer)));
+  EXPECT_EQ(fsdp_gather_s(zero3_gpt3(64, kPerParameter), false), fsdp_gather_s(zero3_gpt3(64, kPerLayer), false));
   // Nor where nothing is gathered: one rank.
-  EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(1, kPerParameter)), 0);
-  EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(1, kPerParameter)), 0);
+  EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(1, kPerParameter), false), 0);
+  EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(1, kPerParameter), false), 0);
   for (const auto other : {kPerLayer, kPerTensor}) {
-    EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(64, other)), 0);
-    EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(64, other)), 0);
+    EXPECT_EQ(fsdp_copy_out_s(zero3_gpt3(64, other), false), 0);
+    EXPECT_EQ(fsdp_copy_in_s(zero3_gpt3(64, other), false), 0);
   }
 }
 
 TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
   // A ring of n ranks takes n - 1 latency-bound steps per collective and the list form makes n
   // slice views and copies, paid once per tensor; one flat gather per layer pays the ring once.
-  const double layer_384 = fsdp_gather_s(zero3_gpt3(384, kPerLayer));
-  const double layer_1536 = fsdp_gather_s(zero3_gpt3(1536, kPerLayer));
-  const double tensor_384 = fsdp_gather_s(zero3_gpt3(384, kPerTensor));
-  const double tensor_1536 = fsdp_gather_s(zero3_gpt3(1536, kPerTensor));
+  const double layer_384 = fsdp_gather_s(zero3_gpt3(384, kPerLayer), false);
+  const double layer_1536 = fsdp_gather_s(zero3_gpt3(1536, kPerLayer), false);
+  const double tensor_384 = fsdp_gather_s(zero3_gpt3(384, kPerTensor), false);
+  const double tensor_1536 = fsdp_gather_s(zero3_gpt3(1536, kPerTensor), false);
   EXPECT_GT(tensor_384, layer_384);
   EXPECT_GT(tensor_1536 - tensor_384, 3 * (layer_1536 - layer_384));
 }
@@ -143,8 +143,8 @@ TEST(ShardedCollectives, GradientsReduceScatterTensorByTensorWithoutHidingTheirC
   // slices are copied in before the collective can start, where a gather's copies out are
   // launched while it runs.
   const spec::Scenario s = zero3_gpt3(768, kPerTensor);
-  EXPECT_GT(fsdp_scatter_s(s), fsdp_scatter_s(zero3_gpt3(768, kPerLayer)));
-  EXPECT_GT(fsdp_scatter_s(s), fsdp_gather_s(s));
+  EXPECT_GT(fsdp_scatter_s(s, false), fsdp_scatter_s(zero3_gpt3(768, kPerLayer), false));
+  EXPECT_GT(fsdp_scatter_s(s, false), fsdp_gather_s(s, false));
 }
 
 // One GEMM on an A100 (108 SMs; an NCCL collective holds 24 of them), long enough in k to be
