@@ -21,6 +21,13 @@ void BM_AnalyticEstimateLlama405b(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyticEstimateLlama405b);
 
+void BM_AnalyticEstimateMaverickFsdp(benchmark::State& state) {
+  const spec::Scenario s = maverick_fsdp();
+  for (auto _ : state) benchmark::DoNotOptimize(analytic::estimate(s));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_AnalyticEstimateMaverickFsdp);
+
 void BM_ValidateAllSharedRows(benchmark::State& state) {
   const std::string dir = STEPCAST_SHARED_DIR "/validation/";
   const std::string published = core::read_file(dir + "published_runs.csv");

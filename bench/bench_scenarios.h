@@ -43,4 +43,21 @@ inline spec::Scenario megatron_530b() {
   return spec::complete_and_validate(s);
 }
 
+// Llama 4 Maverick (dense and MoE layers alternating) under FSDP on 128 H100: TP 8, EP 8, PP 2,
+// ZeRO-3, where the estimate prices each kind of layer beside its neighbours' collectives.
+inline spec::Scenario maverick_fsdp() {
+  spec::Scenario s;
+  s.model = spec::model_preset("llama4-maverick");
+  s.cluster = spec::cluster_preset("dgx-h100");
+  s.gpus = 128;
+  s.strategy.tp = 8;
+  s.strategy.ep = 8;
+  s.strategy.pp = 2;
+  s.strategy.zero_stage = 3;
+  s.strategy.micro_batch = 1;
+  s.strategy.global_batch = 64;
+  s.strategy.seq_len = 4096;
+  return spec::complete_and_validate(s);
+}
+
 }  // namespace stepcast

@@ -346,13 +346,25 @@ Estimate estimate_with(const spec::Scenario& s) {
   double sharded_dense = 0, sharded_moe = 0;
   if (st.zero_stage >= 3) {
     if constexpr (kMoe) {
-      double exposed[2] = {0, 0}, layers[2] = {0, 0};
+      // Layers by their kind and their neighbours' (the first and last count as their own
+      // neighbours), each combination priced once.
+      double count[2][2][2] = {};
       for (int l = 0; l < m.layers; ++l) {
         const bool moe_layer = m.is_moe_layer(l);
         const bool before = l > 0 ? m.is_moe_layer(l - 1) : moe_layer;
         const bool after = l + 1 < m.layers ? m.is_moe_layer(l + 1) : moe_layer;
-        exposed[moe_layer] += sharded_s(moe_layer ? moe : dense, moe_layer ? tp_m : tp_d, moe_layer, before, after);
-        layers[moe_layer] += 1;
+        count[moe_layer][before][after] += 1;
+      }
+      double exposed[2] = {0, 0}, layers[2] = {0, 0};
+      for (const bool kind : {false, true}) {
+        for (const bool before : {false, true}) {
+          for (const bool after : {false, true}) {
+            const double n = count[kind][before][after];
+            if (n == 0) continue;
+            exposed[kind] += n * sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind, before, after);
+            layers[kind] += n;
+          }
+        }
       }
       sharded_dense = layers[0] > 0 ? exposed[0] / layers[0] : 0;
       sharded_moe = layers[1] > 0 ? exposed[1] / layers[1] : 0;
