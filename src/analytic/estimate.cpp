@@ -519,7 +519,18 @@ Estimate estimate_with(const spec::Scenario& s) {
   // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage.
   // Clamped: with one stage the difference is a rounding residue that could be -1e-15.
   double bubble = std::max(0.0, all_stages_s - stage_s(slowest)) + (st.pp - 1.0) * p2p;
-  if (st.schedule == spec::Schedule::kInterleaved) bubble = (bubble + (st.pp - 1.0) * (p2p_blocking - p2p)) / st.vp;
+  if (st.schedule == spec::Schedule::kInterleaved) {
+    bubble = (bubble + (st.pp - 1.0) * (p2p_blocking - p2p)) / st.vp;
+    // Each round of a chunk, a stage passes its micro-batches on and must wait for the first to
+    // come back through every stage and hop for the next chunk (Megatron's interleaved schedule
+    // runs a chunk for min(m, pp) micro-batches at a time): in each of the vp - 1 rounds of the
+    // forward and of the backward that trip, 1/vp of every stage's time and pp hops each way,
+    // exposes what the stage's m micro-batches do not fill. With fewer micro-batches than stages
+    // that is most of the trip (with m = 1 the step is one micro-batch's way through every chunk
+    // in turn); with as many, the hops' latency, which no other chunk's work absorbs.
+    const double round_trips = all_stages_s + st.pp * p2p_blocking;
+    bubble += (1.0 - 1.0 / st.vp) * std::max(0.0, round_trips - micro_batches * per_micro_batch);
+  }
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
     // al. 2024, §3.1), i.e. each other stage's slot of F + B + W less 2W.

@@ -147,6 +147,19 @@ TEST(PipelineSchedule, InterleavingDividesTheBubbleByTheVirtualStages) {
   EXPECT_EQ(simulate(Schedule::kInterleaved, p, v, m, f, b, 0), m * (f + b) + (p - 1) * (f + b) / v);
 }
 
+TEST(PipelineSchedule, InterleavingWithFewerMicroBatchesThanStagesWaitsForEachRoundTrip) {
+  // With m < p, every round of a chunk leaves a stage waiting for its first micro-batch to come
+  // back through the p stages: each of the v rounds of the forward and of the backward takes p
+  // chunk slots, the last m - 1 more: T = (p + (m - 1)/v)(F + B), the closed form's
+  // (p - 1)(F + B)/v + m(F + B) plus (1 - 1/v)(p - m)(F + B) (analytic/estimate.cpp).
+  const int p = 4, v = 2;
+  const sim::Time f = 1000, b = 2000;
+  for (const int m : {1, 2, 3}) {
+    EXPECT_EQ(simulate(Schedule::kInterleaved, p, v, m, f, b, 0), p * (f + b) + (m - 1) * (f + b) / v) << m;
+    EXPECT_EQ(m * (f + b) + (p - 1) * (f + b) / v + (f + b) * (p - m) * (v - 1) / v, p * (f + b) + (m - 1) * (f + b) / v);
+  }
+}
+
 TEST(PipelineSchedule, ZeroBubbleH1LeavesStagesMinusOneTimesForwardPlusBackwardMinusWeight) {
   // Qi et al. 2024 §3.1: with B the input gradient and W the weight gradient,
   // T = m(F + B + W) + (p - 1)(F + B - W).
