@@ -528,8 +528,13 @@ Estimate estimate_with(const spec::Scenario& s) {
     // exposes what the stage's m micro-batches do not fill. With fewer micro-batches than stages
     // that is most of the trip (with m = 1 the step is one micro-batch's way through every chunk
     // in turn); with as many, the hops' latency, which no other chunk's work absorbs.
-    const double round_trips = all_stages_s + st.pp * p2p_blocking;
-    bubble += (1.0 - 1.0 / st.vp) * std::max(0.0, round_trips - micro_batches * per_micro_batch);
+    // Sends that overlap compute leave every round's hops exposed even so: the schedule is tight
+    // at each chunk's turn, so a hop's latency delays the round whatever m (a schedule with a
+    // transfer on every hop takes 2 (pp vp - 1) of them longer than without, for any m:
+    // PipelineSchedule.InterleavingExposesEveryHopOfOneMicroBatchsWay).
+    const double hops = st.pp * p2p_blocking;
+    const double waiting = std::max(0.0, all_stages_s + hops - micro_batches * per_micro_batch);
+    bubble += (1.0 - 1.0 / st.vp) * (hidden_behind_chunks ? std::max(waiting, hops) : waiting);
   }
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et

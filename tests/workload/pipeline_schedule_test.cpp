@@ -103,10 +103,13 @@ TEST(PipelineSchedule, EveryScheduleRunsEachPassOfEachMicroBatchOnce) {
   }
 }
 
-// A pipeline of p stages with uniform pass times and free transfers, simulated: each stage's
-// passes in schedule order on one stream; a forward waits for the same micro-batch's forward on
-// the model chunk before, a backward for the backward on the chunk after, and a W for its B.
-sim::Time simulate(Schedule schedule, int p, int v, int m, sim::Time f, sim::Time b, sim::Time w) {
+// A pipeline of p stages with uniform pass times, simulated: each stage's passes in schedule
+// order on one stream; a forward waits for the same micro-batch's forward on the model chunk
+// before, a backward for the backward on the chunk after, and a W for its B. Each wait between
+// stages takes a transfer of `hop` on a stream of its own (sent beside the sender's compute);
+// free by default.
+sim::Time simulate(Schedule schedule, int p, int v, int m, sim::Time f, sim::Time b, sim::Time w,
+                   sim::Time hop = 0) {
   graph::ExecGraph g;
   std::map<std::tuple<int, int, int>, graph::TaskId> done;  // (pass, model chunk, mb) -> task
   std::vector<std::tuple<graph::TaskId, int, int, int>> waits;
@@ -125,7 +128,21 @@ sim::Time simulate(Schedule schedule, int p, int v, int m, sim::Time f, sim::Tim
       if (s.pass == Pass::kWeightGradient) waits.emplace_back(id, 1, chunk, s.micro_batch);
     }
   }
-  for (const auto& [id, pass, chunk, mb] : waits) g.add_edge(done.at({pass, chunk, mb}), id);
+  std::uint16_t transfer_stream = 1;
+  for (const auto& [id, pass, chunk, mb] : waits) {
+    const graph::TaskId from = done.at({pass, chunk, mb});
+    if (hop == 0 || g.task(from).rank == g.task(id).rank) {
+      g.add_edge(from, id);
+      continue;
+    }
+    graph::Task transfer;
+    transfer.rank = g.task(from).rank;
+    transfer.stream = transfer_stream++;
+    transfer.duration_ns = hop;
+    const graph::TaskId sent = g.add_task(transfer, "hop");
+    g.add_edge(from, sent);
+    g.add_edge(sent, id);
+  }
   g.finalize();
   return sim::run(g).makespan_ns;
 }
@@ -157,6 +174,23 @@ TEST(PipelineSchedule, InterleavingWithFewerMicroBatchesThanStagesWaitsForEachRo
   for (const int m : {1, 2, 3}) {
     EXPECT_EQ(simulate(Schedule::kInterleaved, p, v, m, f, b, 0), p * (f + b) + (m - 1) * (f + b) / v) << m;
     EXPECT_EQ(m * (f + b) + (p - 1) * (f + b) / v + (f + b) * (p - m) * (v - 1) / v, p * (f + b) + (m - 1) * (f + b) / v);
+  }
+}
+
+TEST(PipelineSchedule, InterleavingExposesEveryHopOfOneMicroBatchsWay) {
+  // Interleaving runs another chunk while a transfer is in flight, but each chunk's turn is
+  // tight: a hop's latency delays the first micro-batch's way through all p v chunks, forward and
+  // back, and nothing else: 2 (p v - 1) hops, whatever m (the closed form's (p - 1)/v fill and
+  // drain slots of 2 v hops each, plus (1 - 1/v) p of them in the rounds; analytic/estimate.cpp).
+  const sim::Time f = 1000, b = 2000, hop = 50;
+  for (const auto& [p, v] : {std::pair{4, 2}, std::pair{4, 4}, std::pair{8, 2}}) {
+    for (const int m : {p, 2 * p, 4 * p}) {
+      const sim::Time extra = simulate(Schedule::kInterleaved, p, v, m, f, b, 0, hop) -
+                              simulate(Schedule::kInterleaved, p, v, m, f, b, 0);
+      EXPECT_EQ(extra, 2 * (p * v - 1) * hop) << p << " stages, " << v << " chunks, " << m << " micro-batches";
+      const double closed_form = (p - 1.0) / v * 2 * v * hop + (1 - 1.0 / v) * p * 2 * v * hop;
+      EXPECT_DOUBLE_EQ(closed_form, 2.0 * (p * v - 1) * hop);
+    }
   }
 }
 
