@@ -330,9 +330,8 @@ Estimate estimate_with(const spec::Scenario& s) {
       return 2 * own.gather + full_recompute_fraction(st) * own.regather + own.scatter;
     }
     const workload::ShardedLayer &before = sharded_kind[moe_before], &after = sharded_kind[moe_after];
-    const double ep_share = moe_layer ? 1 : 0;
     // The gradient group's collectives run beside the passes' exposed TP and EP collectives too.
-    const LinkSplit links = split_by_links(s, {tp.fwd, tp.bwd, 0}, {ep_share * ep.fwd, ep_share * ep.bwd, 0});
+    const LinkSplit links = split_by_links(s, tp, moe_layer ? ep : LayerComm{});
     const PassStream fwd{k.fwd + own.copy_out, k.beside.fwd + own.copy_out, k.beside.fwd + own.copy_out,
                          links.apart.fwd, links.shared.fwd};
     const PassStream bwd{k.bwd + k.recompute + own.copy_out, k.beside.bwd + k.beside.recompute + own.copy_out,
@@ -347,24 +346,20 @@ Estimate estimate_with(const spec::Scenario& s) {
   if (st.zero_stage >= 3) {
     if constexpr (kMoe) {
       // Layers by their kind and their neighbours' (the first and last count as their own
-      // neighbours), each combination priced once.
-      double count[2][2][2] = {};
+      // neighbours), as the bits of 4 kind + 2 before + after, each combination priced once.
+      int count[8] = {};
       for (int l = 0; l < m.layers; ++l) {
         const bool moe_layer = m.is_moe_layer(l);
         const bool before = l > 0 ? m.is_moe_layer(l - 1) : moe_layer;
         const bool after = l + 1 < m.layers ? m.is_moe_layer(l + 1) : moe_layer;
-        count[moe_layer][before][after] += 1;
+        ++count[4 * moe_layer + 2 * before + after];
       }
       double exposed[2] = {0, 0}, layers[2] = {0, 0};
-      for (const bool kind : {false, true}) {
-        for (const bool before : {false, true}) {
-          for (const bool after : {false, true}) {
-            const double n = count[kind][before][after];
-            if (n == 0) continue;
-            exposed[kind] += n * sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind, before, after);
-            layers[kind] += n;
-          }
-        }
+      for (int c = 0; c < 8; ++c) {
+        if (count[c] == 0) continue;
+        const bool kind = c & 4;
+        exposed[kind] += count[c] * sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind, c & 2, c & 1);
+        layers[kind] += count[c];
       }
       sharded_dense = layers[0] > 0 ? exposed[0] / layers[0] : 0;
       sharded_moe = layers[1] > 0 ? exposed[1] / layers[1] : 0;
@@ -525,13 +520,11 @@ Estimate estimate_with(const spec::Scenario& s) {
     // come back through every stage and hop for the next chunk (Megatron's interleaved schedule
     // runs a chunk for min(m, pp) micro-batches at a time): in each of the vp - 1 rounds of the
     // forward and of the backward that trip, 1/vp of every stage's time and pp hops each way,
-    // exposes what the stage's m micro-batches do not fill. With fewer micro-batches than stages
-    // that is most of the trip (with m = 1 the step is one micro-batch's way through every chunk
-    // in turn); with as many, the hops' latency, which no other chunk's work absorbs.
-    // Sends that overlap compute leave every round's hops exposed even so: the schedule is tight
-    // at each chunk's turn, so a hop's latency delays the round whatever m (a schedule with a
-    // transfer on every hop takes 2 (pp vp - 1) of them longer than without, for any m:
-    // PipelineSchedule.InterleavingExposesEveryHopOfOneMicroBatchsWay).
+    // exposes what the stage's m micro-batches do not fill; with m = 1 the step is one
+    // micro-batch's way through every chunk in turn. Sends that overlap compute leave the hops
+    // exposed whatever m, as each chunk's turn is tight: a schedule with a transfer on every hop
+    // takes 2 (pp vp - 1) of them longer than without
+    // (PipelineSchedule.InterleavingExposesEveryHopOfOneMicroBatchsWay).
     const double hops = st.pp * p2p_blocking;
     const double waiting = std::max(0.0, all_stages_s + hops - micro_batches * per_micro_batch);
     bubble += (1.0 - 1.0 / st.vp) * (hidden_behind_chunks ? std::max(waiting, hops) : waiting);

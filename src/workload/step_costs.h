@@ -134,6 +134,7 @@ struct ShardedLayer {
   double regather = 0;
 };
 ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer);
+
 /// Data-parallel gradient reduction of `params` parameters (all-reduce, or reduce-scatter under
 /// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
 double dp_reduce_s(const spec::Scenario& s, double params);

@@ -659,14 +659,15 @@ TEST(Build, UnderZero3EachLayerGathersItsOwnKindOfParametersInBothEngines) {
     const char* model;
     const char* cluster;
     Shape shape;
+    int ep;
   };
   const Case cases[] = {
-      {"llama4-maverick", "dgx-h100", {.gpus = 128, .tp = 8, .pp = 2, .zero = 3, .global_batch = 64}},
-      {"deepseek-v3", "h100-96g-500w-roce", {.gpus = 32, .tp = 1, .pp = 4, .zero = 3, .global_batch = 256}},
+      {"llama4-maverick", "dgx-h100", {.gpus = 128, .tp = 8, .pp = 2, .zero = 3, .global_batch = 64}, 8},
+      {"deepseek-v3", "h100-96g-500w-roce", {.gpus = 32, .tp = 1, .pp = 4, .zero = 3, .global_batch = 256}, 1},
   };
   for (const Case& c : cases) {
     spec::Scenario s = scenario(c.model, c.cluster, c.shape);
-    if (std::string(c.model) == "llama4-maverick") s.strategy.ep = 8;
+    s.strategy.ep = c.ep;
     s.strategy.host_dispatch_s = 0;
     s = spec::complete_and_validate(s);
     const double e = analytic::estimate(s).step_time_s;

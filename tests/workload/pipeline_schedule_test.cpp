@@ -167,29 +167,28 @@ TEST(PipelineSchedule, InterleavingDividesTheBubbleByTheVirtualStages) {
 TEST(PipelineSchedule, InterleavingWithFewerMicroBatchesThanStagesWaitsForEachRoundTrip) {
   // With m < p, every round of a chunk leaves a stage waiting for its first micro-batch to come
   // back through the p stages: each of the v rounds of the forward and of the backward takes p
-  // chunk slots, the last m - 1 more: T = (p + (m - 1)/v)(F + B), the closed form's
-  // (p - 1)(F + B)/v + m(F + B) plus (1 - 1/v)(p - m)(F + B) (analytic/estimate.cpp).
+  // chunk slots, the last m - 1 more: T = (p + (m - 1)/v)(F + B). That is the closed form's
+  // m(F + B) + (p - 1)(F + B)/v plus (1 - 1/v)(p - m)(F + B) (analytic/estimate.cpp; the engines
+  // agree in Build.InterleavedPipelinesWithFewerMicroBatchesThanStagesAgreeInBothEngines).
   const int p = 4, v = 2;
   const sim::Time f = 1000, b = 2000;
   for (const int m : {1, 2, 3}) {
     EXPECT_EQ(simulate(Schedule::kInterleaved, p, v, m, f, b, 0), p * (f + b) + (m - 1) * (f + b) / v) << m;
-    EXPECT_EQ(m * (f + b) + (p - 1) * (f + b) / v + (f + b) * (p - m) * (v - 1) / v, p * (f + b) + (m - 1) * (f + b) / v);
   }
 }
 
 TEST(PipelineSchedule, InterleavingExposesEveryHopOfOneMicroBatchsWay) {
   // Interleaving runs another chunk while a transfer is in flight, but each chunk's turn is
   // tight: a hop's latency delays the first micro-batch's way through all p v chunks, forward and
-  // back, and nothing else: 2 (p v - 1) hops, whatever m (the closed form's (p - 1)/v fill and
-  // drain slots of 2 v hops each, plus (1 - 1/v) p of them in the rounds; analytic/estimate.cpp).
+  // back, and nothing else: 2 (p v - 1) hops, whatever m. The closed form charges (p - 1)/v fill
+  // and drain slots of 2 v hops each, plus (1 - 1/v) p of them in the rounds: the same sum
+  // (analytic/estimate.cpp).
   const sim::Time f = 1000, b = 2000, hop = 50;
   for (const auto& [p, v] : {std::pair{4, 2}, std::pair{4, 4}, std::pair{8, 2}}) {
     for (const int m : {p, 2 * p, 4 * p}) {
       const sim::Time extra = simulate(Schedule::kInterleaved, p, v, m, f, b, 0, hop) -
                               simulate(Schedule::kInterleaved, p, v, m, f, b, 0);
       EXPECT_EQ(extra, 2 * (p * v - 1) * hop) << p << " stages, " << v << " chunks, " << m << " micro-batches";
-      const double closed_form = (p - 1.0) / v * 2 * v * hop + (1 - 1.0 / v) * p * 2 * v * hop;
-      EXPECT_DOUBLE_EQ(closed_form, 2.0 * (p * v - 1) * hop);
     }
   }
 }
