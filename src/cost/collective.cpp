@@ -123,6 +123,24 @@ double bus_bandwidth_Bps(GroupLayout g, const spec::ClusterSpec& c) {
 
 double collective_hbm_Bps(GroupLayout g, const spec::ClusterSpec& c) { return 2 * bus_bandwidth_Bps(g, c); }
 
+// Channels NCCL builds for a communicator with one GPU per node (src/graph/search.cc and
+// connect.cc of NCCL 2.18-2.27): the graph search finds one ring through the member's NIC, at the
+// fastest speed of its table the NIC carries; ncclTopoDupChannels doubles the ring where that
+// speed is 25 GB/s or more (a NIC of at least 30 GB/s: 400 Gbit/s, not 200), and ncclTopoPostset
+// doubles every channel. Init logs of such communicators on 100 Gbit/s NICs and sockets print
+// "2 coll channels".
+constexpr int kNicRingChannels = 2;
+constexpr double kDuplicatedRingNic_Bps = 30e9;
+
+int collective_sms(GroupLayout g, const spec::ClusterSpec& c) {
+  STEPCAST_ASSERT(!c.levels.empty(), "a validated ClusterSpec has at least one level");
+  if (g.size <= 1) return 0;
+  const int sms = c.gpu.collective_sms;
+  if (members_per_domain(c.levels[0], g) > 1 || c.levels.size() < 2) return sms;
+  const bool duplicated = c.levels[1].bandwidth_per_gpu_Bps >= kDuplicatedRingNic_Bps;
+  return std::min(sms, duplicated ? 2 * kNicRingChannels : kNicRingChannels);
+}
+
 double collective_time_s(CollectiveKind kind, double bytes, GroupLayout g,
                          const spec::ClusterSpec& c) {
   STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");

@@ -56,6 +56,13 @@ double bus_bandwidth_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
 /// Same REQUIRES.
 double collective_hbm_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
 
+/// SMs an NCCL collective over `group` holds while it runs: one thread block per channel, each
+/// resident on an SM until the kernel ends. Where two or more members share a scale-up domain
+/// NCCL's rings run over NVLink with GpuSpec::collective_sms channels; where each member is alone
+/// in its domain every ring goes through the member's NIC, and NCCL builds 2 channels, 4 on NICs
+/// of 400 Gbit/s (collective.cpp). 0 for a group of one. Same REQUIRES.
+int collective_sms(GroupLayout group, const spec::ClusterSpec& cluster);
+
 /// The measured constants of the model, exposed so that tests can re-derive them from the
 /// nccl-tests tables and check they agree (tests/cost/collective_test.cpp).
 struct CollectiveCalibration {

@@ -93,8 +93,8 @@ double measured_gemm_s(const spec::GpuSpec::GemmGrid& grid, const GridDim& m, co
 }
 
 // SMs a compute kernel has beside `collectives` collectives (at least one).
-double sms_beside(const spec::GpuSpec& gpu, int collectives) {
-  return std::max(1, gpu.sm_count - collectives * gpu.collective_sms);
+double sms_beside(const spec::GpuSpec& gpu, Beside beside, int collectives) {
+  return std::max(1, gpu.sm_count - collectives * beside.collective_sms);
 }
 
 // Elements of a GEMM's input, weight and output, over its instances.
@@ -114,9 +114,10 @@ double gemm_traffic_s(double bytes, const spec::GpuSpec& gpu) {
 // times taller (one kernel, the same tiles): its rows, m or for the weight gradient k, times the
 // instances. The three GEMMs are the forward's dimensions in other orders.
 LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes, const spec::GpuSpec& gpu,
-                                    Shares shares) {
+                                    Beside beside) {
+  const Shares shares = beside.shares;
   const double traffic = gemm_traffic_s(bytes, gpu);
-  const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
+  const double one = sms_beside(gpu, beside, 1), two = sms_beside(gpu, beside, 2);
   const auto time = [&](double tiles, double measured_s) -> KernelTime {
     const double whole = std::max(measured_s, traffic);
     if (gpu.sm_count <= 0) return {whole, whole, whole};
@@ -141,7 +142,7 @@ LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes, const sp
 // FLOPs at the best measured rate, in waves of kTileM x kTileN tiles, k split where the tiles are
 // too few to fill the SMs.
 LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8,
-                                 const spec::GpuSpec& gpu, Shares shares) {
+                                 const spec::GpuSpec& gpu, Beside beside) {
   const double peak = use_fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
                                                                       : gpu.matmul_efficiency;
@@ -150,7 +151,8 @@ LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp
   // Every wave lasts as long as a full one: one tile of kTileM x kTileN outputs per SM, each a
   // k-long dot product, at the rate of one SM, peak / sm_count. (With every SM, the same as the
   // GEMM's FLOPs at the rate scaled by tile utilisation, m n / (waves sm_count kTileM kTileN).)
-  const double one = sms_beside(gpu, 1), two = sms_beside(gpu, 2);
+  const Shares shares = beside.shares;
+  const double one = sms_beside(gpu, beside, 1), two = sms_beside(gpu, beside, 2);
   const auto time = [&](const GemmShape& g, double tiles) -> KernelTime {
     const auto seconds = [&](double flops) { return std::max(flops * seconds_per_flop, traffic) + gpu.kernel_overhead_s; };
     if (gpu.sm_count <= 0) {
@@ -185,11 +187,11 @@ LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp
 // linear_gemm_times for a GEMM whose leading dimensions the kernels can load in vectors. An empty
 // GEMM launches nothing the grid measured; the tile model prices it at its traffic.
 LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8,
-                                   const spec::GpuSpec& gpu, Shares shares) {
+                                   const spec::GpuSpec& gpu, Beside beside) {
   const bool empty = fwd.m <= 0 || fwd.n <= 0 || fwd.k <= 0 || fwd.instances <= 0;
   if (!use_fp8 && !empty && !gpu.gemm_grid.sizes.empty())
-    return measured_gemm_times(fwd, bytes, gpu, shares);
-  return tiled_gemm_times(fwd, bytes, use_fp8, gpu, shares);
+    return measured_gemm_times(fwd, bytes, gpu, beside);
+  return tiled_gemm_times(fwd, bytes, use_fp8, gpu, beside);
 }
 
 }  // namespace
@@ -211,14 +213,14 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu) {
 }
 
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
-                                  const spec::GpuSpec& gpu, Shares shares, double row_chunks) {
+                                  const spec::GpuSpec& gpu, Beside beside, double row_chunks) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
-  LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, shares);
+  LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, beside);
   if (row_chunks > 1 && matrix_elements(fwd) > 0) {
     // Each piece reads its rows of the input and all of the weight, and writes its rows.
     const GemmShape piece{fwd.m / row_chunks, fwd.n, fwd.k, fwd.instances};
     const double piece_bytes = bytes * matrix_elements(piece) / matrix_elements(fwd);
-    const LinearGemmTimes pieces = aligned_gemm_times(piece, piece_bytes, use_fp8, gpu, shares);
+    const LinearGemmTimes pieces = aligned_gemm_times(piece, piece_bytes, use_fp8, gpu, beside);
     times.fwd = scaled(pieces.fwd, row_chunks);
     times.input_grad = scaled(pieces.input_grad, row_chunks);
   }
@@ -226,17 +228,18 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
-                          Shares shares) {
+                          Beside beside) {
   const double efficiency = relative_rate * gpu.attention_efficiency * keys / (keys + kAttentionHalfKeys);
   const double math = flops / (gpu.peak_bf16_flops * efficiency * clock_factor(gpu));
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   // Beside collectives the math runs on the SMs left, at their share of the rate.
-  const auto beside = [&](int collectives) {
-    const double sm_fraction = gpu.sm_count > 0 ? sms_beside(gpu, collectives) / gpu.sm_count : 1;
+  const auto beside_n = [&](int collectives) {
+    const double sm_fraction = gpu.sm_count > 0 ? sms_beside(gpu, beside, collectives) / gpu.sm_count : 1;
     return std::max(math / sm_fraction, traffic) + gpu.kernel_overhead_s;
   };
   const double whole = std::max(math, traffic) + gpu.kernel_overhead_s;
-  return {whole, shares >= Shares::kBesideOne ? beside(1) : whole, shares >= Shares::kBesideTwo ? beside(2) : whole};
+  const Shares shares = beside.shares;
+  return {whole, shares >= Shares::kBesideOne ? beside_n(1) : whole, shares >= Shares::kBesideTwo ? beside_n(2) : whole};
 }
 
 }  // namespace stepcast::cost

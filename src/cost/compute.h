@@ -33,7 +33,7 @@ struct GemmShape {
 };
 
 /// A compute-bound kernel's seconds with every SM, beside one collective's kernel on the SMs it
-/// leaves (GpuSpec::collective_sms), and beside two.
+/// leaves (Beside::collective_sms), and beside two.
 struct KernelTime {
   double whole = 0, beside = 0, beside_two = 0;
 };
@@ -41,6 +41,13 @@ struct KernelTime {
 /// How many of KernelTime's prices a caller needs, in its order; those not asked for are left at
 /// `whole`. Pricing fewer keeps the closed form fast where nothing overlaps.
 enum class Shares { kWhole = 1, kBesideOne = 2, kBesideTwo = 3 };
+
+/// The prices to compute and the SMs each collective beside the kernel holds
+/// (cost::collective_sms of the collective's group).
+struct Beside {
+  Shares shares = Shares::kWhole;
+  int collective_sms = 0;
+};
 
 /// A linear layer's three GEMMs: forward Y = X W (m x n, reduced over k), input gradient
 /// dX = dY W^T (m x k over n) and weight gradient dW = X^T dY (k x n over m).
@@ -58,12 +65,12 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 /// many GEMMs of m / row_chunks rows, one after another (overlapped TP splits them by the ranks'
 /// token shards); the weight gradient, which reduces over the rows, runs whole.
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
-                                  const spec::GpuSpec& gpu, Shares shares, double row_chunks = 1);
+                                  const spec::GpuSpec& gpu, Beside beside, double row_chunks = 1);
 
 /// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
 /// positions, moving `bytes`, at `relative_rate` times the GPU's FlashAttention-2 rate.
 KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
-                          Shares shares);
+                          Beside beside);
 
 /// Seconds for a bandwidth-bound kernel moving `bytes` while collectives beside it take
 /// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and

@@ -173,11 +173,19 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
   if (shares == cost::Shares::kWhole) return {};
   GroupShape group = gradient_group(s.strategy);
   if (group.size <= 1) group = group_of(s.strategy, Axis::kCp);
-  return {shares, cost::collective_hbm_Bps({group.size, group.stride}, s.cluster)};
+  const cost::GroupLayout layout{group.size, group.stride};
+  int sms = cost::collective_sms(layout, s.cluster);
+  // Backward TP collectives beside the GEMMs hold their own channels: one SM count serves all
+  // the overlapped collectives, the larger.
+  if (tp_async_backward(s.strategy)) {
+    const GroupShape tp = group_of(s.strategy, Axis::kTp);
+    sms = std::max(sms, cost::collective_sms({tp.size, tp.stride}, s.cluster));
+  }
+  return {{shares, sms}, cost::collective_hbm_Bps(layout, s.cluster)};
 }
 
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
-  const cost::Shares shares = overlap.shares;
+  const cost::Shares shares = overlap.beside.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
   // the forward's two operands (the weight's on every micro-batch, or once per step where it is
@@ -237,7 +245,7 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   if (op.kind == OpKind::kGemm) {
     const double pieces = tp_overlap_pieces(op, s.strategy);
     const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances},
-                                                            op.bytes, fp8, gpu, shares, pieces);
+                                                            op.bytes, fp8, gpu, overlap.beside, pieces);
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
       fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
@@ -265,9 +273,9 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
             : 0;
     return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra, accumulation + bias_grad);
   }
-  return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, gpu, shares),
+  return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, gpu, overlap.beside),
              cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n,
-                                  op.relative_rate, gpu, shares),
+                                  op.relative_rate, gpu, overlap.beside),
              {}, 0, 0, 0);
 }
 

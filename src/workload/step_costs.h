@@ -35,17 +35,19 @@ struct OpTimes {
   OpTime whole, beside, beside_two;
 };
 
-/// What a layer's kernels may run beside: the shares of cost::KernelTime to price, and the HBM
-/// bandwidth the collectives beside them take (cost::collective_hbm_Bps). Two collectives at once
-/// share their link, so together they take what one takes alone.
+/// What a layer's kernels may run beside: the shares of cost::KernelTime to price with the SMs
+/// each collective beside them holds (cost::collective_sms), and the HBM bandwidth the
+/// collectives take (cost::collective_hbm_Bps). Two collectives at once share their link, so
+/// together they take what one takes alone.
 struct Overlap {
-  cost::Shares shares = cost::Shares::kWhole;
+  cost::Beside beside;
   double hbm_taken_Bps = 0;
 };
 
 /// The overlap of `shares` for `s`'s layers. The collectives that overlap kernels and hold SMs
 /// run on the data-parallel (gradient) group, or with a data-parallel degree of 1 on the
-/// context-parallel ring; their HBM use is that group's.
+/// context-parallel ring; their HBM use is that group's. They hold that group's SMs, or the TP
+/// group's where backward TP collectives overlap too and hold more (tp_async_backward).
 Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
 
 /// Forward and backward time of one operator for one micro-batch, on the GPU and on the host;

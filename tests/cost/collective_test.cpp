@@ -235,6 +235,19 @@ TEST(Collective, OneMemberPerNodeIsLimitedByItsOwnNic) {
   EXPECT_GT(t / collective_time_s(CollectiveKind::kAllReduce, bytes, {8, 1}, c), 10);
 }
 
+TEST(Collective, NvlinkRingsHoldTheGpusChannelsAndNicOnlyRingsTwo) {
+  spec::ClusterSpec c = dgx_a100();
+  c.gpu.collective_sms = 24;
+  EXPECT_EQ(collective_sms({8, 1}, c), 24);   // inside one node
+  EXPECT_EQ(collective_sms({16, 4}, c), 24);  // two members per node, rings over NVLink too
+  EXPECT_EQ(collective_sms({16, 8}, c), 2);   // one member per node: rings through its NIC
+  EXPECT_EQ(collective_sms({1, 8}, c), 0);
+  c.levels[1].bandwidth_per_gpu_Bps = 50e9;    // a 400 Gbit/s NIC: NCCL duplicates the ring
+  EXPECT_EQ(collective_sms({16, 8}, c), 4);
+  c.gpu.collective_sms = 0;  // a GPU whose collectives are taken to hold no SMs
+  EXPECT_EQ(collective_sms({16, 8}, c), 0);
+}
+
 TEST(Collective, EightMembersPerNodeDriveEightNicsCappedByNvlink) {
   const spec::ClusterSpec c = dgx_a100();
   const CollectiveCalibration& k = collective_calibration();

@@ -10,7 +10,8 @@ namespace {
 
 LinearGemmTimes times(const GemmShape& g, const char* gpu, bool fp8 = false) {
   const double bytes = 2 * (g.m * g.k + g.k * g.n + g.m * g.n);
-  return linear_gemm_times(g, bytes, fp8, spec::gpu_preset(gpu), Shares::kBesideTwo);
+  const spec::GpuSpec preset = spec::gpu_preset(gpu);
+  return linear_gemm_times(g, bytes, fp8, preset, Beside{Shares::kBesideTwo, preset.collective_sms});
 }
 
 // The even neighbour one column wider is priced as the odd shape would be if it loaded in

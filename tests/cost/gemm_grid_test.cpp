@@ -26,10 +26,13 @@ double grid_at(const spec::GpuSpec& gpu, std::size_t m, std::size_t n, std::size
   return gpu.gemm_grid.efficiency[(m * s + n) * s + k];
 }
 
+// Both shares priced beside collectives over NVLink, each holding the GPU's collective_sms SMs.
+Beside beside_nvlink(const spec::GpuSpec& gpu) { return {Shares::kBesideTwo, gpu.collective_sms}; }
+
 // Forward time of one BF16 GEMM with every SM.
 double gemm_s(const GemmShape& g, const spec::GpuSpec& gpu) {
   const double bytes = 2 * (g.m * g.k + g.k * g.n + g.m * g.n) * g.instances;
-  return linear_gemm_times(g, bytes, false, gpu, Shares::kBesideTwo).fwd.whole;
+  return linear_gemm_times(g, bytes, false, gpu, beside_nvlink(gpu)).fwd.whole;
 }
 
 double flops(const GemmShape& g) { return 2 * g.m * g.n * g.k * g.instances; }
@@ -80,11 +83,11 @@ TEST(GemmGrid, AGemmSplitIntoRowPiecesCostsItsPiecesInTurnAndKeepsItsWeightGradi
   for (const char* name : {"a100-80g", "h100-sxm"}) {
     const spec::GpuSpec gpu = spec::gpu_preset(name);
     const LinearGemmTimes split =
-        linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo, 4);
+        linear_gemm_times(whole, bytes(whole), false, gpu, beside_nvlink(gpu), 4);
     const LinearGemmTimes one =
-        linear_gemm_times(whole, bytes(whole), false, gpu, Shares::kBesideTwo);
+        linear_gemm_times(whole, bytes(whole), false, gpu, beside_nvlink(gpu));
     const LinearGemmTimes quarter =
-        linear_gemm_times(piece, bytes(piece), false, gpu, Shares::kBesideTwo);
+        linear_gemm_times(piece, bytes(piece), false, gpu, beside_nvlink(gpu));
     EXPECT_DOUBLE_EQ(split.fwd.whole, 4 * quarter.fwd.whole) << name;
     EXPECT_DOUBLE_EQ(split.fwd.beside, 4 * quarter.fwd.beside) << name;
     EXPECT_DOUBLE_EQ(split.input_grad.whole, 4 * quarter.input_grad.whole) << name;
@@ -97,7 +100,7 @@ TEST(GemmGrid, BesideACollectiveTheTilesTakeTheWavesOfTheSmsLeft) {
   // 4096 x 4096: 512 tiles of 128 x 256, 4 waves on 132 SMs, 5 on the 108 one NCCL kernel leaves
   // and 7 on the 84 two leave.
   const GemmShape g{4096, 4096, 4096};
-  const KernelTime t = linear_gemm_times(g, 0, false, h100(), Shares::kBesideTwo).fwd;
+  const KernelTime t = linear_gemm_times(g, 0, false, h100(), beside_nvlink(h100())).fwd;
   EXPECT_NEAR(t.beside, t.whole * 5 / 4, 1e-15);
   EXPECT_NEAR(t.beside_two, t.whole * 7 / 4, 1e-15);
 }
@@ -107,8 +110,8 @@ TEST(GemmGrid, Fp8GemmsAndGpusWithoutAGridKeepTheTileModel) {
   no_grid.gemm_grid = {};
   const GemmShape g{4096, 1024, 2048};
   const double bytes = 2 * (g.m * g.k + g.k * g.n + g.m * g.n);
-  EXPECT_DOUBLE_EQ(linear_gemm_times(g, bytes, true, h100(), Shares::kWhole).fwd.whole,
-                   linear_gemm_times(g, bytes, true, no_grid, Shares::kWhole).fwd.whole);
+  EXPECT_DOUBLE_EQ(linear_gemm_times(g, bytes, true, h100(), Beside{}).fwd.whole,
+                   linear_gemm_times(g, bytes, true, no_grid, Beside{}).fwd.whole);
   EXPECT_NE(gemm_s(g, h100()), gemm_s(g, no_grid));
 }
 

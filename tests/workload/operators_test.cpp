@@ -234,7 +234,7 @@ TEST(Operators, OverlappedTpSplitsEachBlockEdgeGemmIntoAPiecePerRankAndSumsTheSc
   const auto piece = [&](const Op& op) {
     const cost::GemmShape g{op.m / 8, op.n, op.k, op.instances};
     return cost::linear_gemm_times(g, 2 * (g.m * g.k + g.k * g.n + g.m * g.n), false, gpu,
-                                   cost::Shares::kWhole);
+                                   cost::Beside{});
   };
   const LayerOps ops = layer_ops(s, false);
   const Op& first = find(ops, "qkv_projection");
@@ -273,7 +273,7 @@ TEST(Operators, Fp8GemmsFindEachOperandsScaleBeforeCastingItAndACachedWeightIsCa
   const spec::GpuSpec& gpu = s.cluster.gpu;
   const cost::GemmShape g{up.m, up.n, up.k, up.instances};
   const double gemm =
-      cost::linear_gemm_times(g, up.bytes, true, gpu, cost::Shares::kWhole).fwd.whole;
+      cost::linear_gemm_times(g, up.bytes, true, gpu, cost::Beside{}).fwd.whole;
   const auto cast = [&](double elements) {
     return cost::memory_time_s(2 * elements, gpu) + cost::memory_time_s(3 * elements, gpu);
   };

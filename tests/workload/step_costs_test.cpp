@@ -251,8 +251,9 @@ TEST(TpCollectives, OnlyTheLinearLayersAtBlockEdgesThatRunInFp8GatherFp8) {
   for (const Op& op : layer_ops(bf16, false)) EXPECT_FALSE(fp8_gemm(op, bf16)) << op.name;
 }
 
-// Both shares priced, collectives taking SMs but no HBM bandwidth.
-constexpr Overlap kSmsOnly{cost::Shares::kBesideTwo, 0};
+// Both shares priced beside NVLink collectives, which hold 24 SMs each (the A100 preset's
+// collective_sms) and take no HBM bandwidth.
+constexpr Overlap kSmsOnly{{cost::Shares::kBesideTwo, 24}, 0};
 
 TEST(SmShare, GemmWhoseTilesFitTheSmsACollectiveLeavesRunsAtFullSpeedBesideIt) {
   const spec::Scenario s = a100();
@@ -300,16 +301,22 @@ TEST(SmShare, AttentionRunsAtTheRateOfTheSmsLeftAndMemoryBoundKernelsAreNotSlowe
   EXPECT_DOUBLE_EQ(op_times(norm, s, kSmsOnly).beside.fwd, op_times(norm, s, kSmsOnly).whole.fwd);
 }
 
-TEST(HbmShare, MemoryBoundKernelsBesideAnNvlinkCollectiveStreamAtTheHbmBandwidthItLeaves) {
-  // Data parallelism over one DGX A100's 8 GPUs: the ring's bus bandwidth is NVLink's achieved
-  // 273.851 GB/s, and a collective reads what it sends and writes what it receives at that rate.
+// Llama 2 7B on DGX A100 nodes, 8 sequences of 4K, data parallelism over what TP leaves.
+spec::Scenario llama2_7b_on_a100(int gpus, int tp) {
   spec::Scenario s = a100();
   s.model = spec::model_preset("llama2-7b");
-  s.gpus = 8;
+  s.gpus = gpus;
+  s.strategy.tp = tp;
   s.strategy.micro_batch = 1;
   s.strategy.global_batch = 8;
   s.strategy.seq_len = 4096;
-  s = spec::complete_and_validate(s);
+  return spec::complete_and_validate(s);
+}
+
+TEST(HbmShare, MemoryBoundKernelsBesideAnNvlinkCollectiveStreamAtTheHbmBandwidthItLeaves) {
+  // Data parallelism over one DGX A100's 8 GPUs: the ring's bus bandwidth is NVLink's achieved
+  // 273.851 GB/s, and a collective reads what it sends and writes what it receives at that rate.
+  const spec::Scenario s = llama2_7b_on_a100(8, 1);
   const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
   EXPECT_NEAR(overlap.hbm_taken_Bps, 2 * 273.851e9, 1e3);
   // A100 80GB: 2.039 TB/s at STREAM's 86.3% leaves 1.759657 - 0.547702 TB/s to the kernel.
@@ -323,6 +330,18 @@ TEST(HbmShare, MemoryBoundKernelsBesideAnNvlinkCollectiveStreamAtTheHbmBandwidth
   EXPECT_DOUBLE_EQ(t.beside_two.fwd, t.beside.fwd);
   // Where nothing overlaps (the head and embedding), memory-bound kernels run alone.
   EXPECT_DOUBLE_EQ(op_times(norm, s, layer_overlap(s, cost::Shares::kWhole)).beside.fwd, t.whole.fwd);
+}
+
+TEST(SmShare, KernelsBesideAGradientGroupWithOneGpuPerNodeLoseTheTwoSmsOfItsNicRings) {
+  // Tensor parallelism fills each node, so each data-parallel group has one GPU per node.
+  const spec::Scenario s = llama2_7b_on_a100(16, 8);
+  const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
+  EXPECT_EQ(overlap.beside.collective_sms, 2);
+  // 100 tiles: one wave on the A100's 108 SMs, still one on the 106 the rings through its
+  // 200 Gbit/s NIC leave, two on the 84 NVLink rings leave.
+  const Op fits = gemm_of_tiles(100);
+  EXPECT_DOUBLE_EQ(op_times(fits, s, overlap).beside.fwd, op_times(fits, s, overlap).whole.fwd);
+  EXPECT_GT(op_times(fits, s, kSmsOnly).beside.fwd, op_times(fits, s, kSmsOnly).whole.fwd);
 }
 
 TEST(HbmShare, AKernelAskedToShareMoreThanTheHbmDeliversKeepsHalfOfIt) {
