@@ -561,6 +561,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The gathers are the same in reverse: each chunk's must be done before its turn.
   struct Exposure {
     double seconds = 0, stretch = 0;
+    double last_pass_stretch = 0;  // the part of `stretch` lost in the last chunk's pass
   };
   const auto exposed = [&](double comm, const PassStream& stream, bool streams) -> Exposure {
     if (!st.overlap_dp_comm) return {comm, 0};
@@ -595,8 +596,10 @@ Estimate estimate_with(const spec::Scenario& s) {
       left = ready;
       backlog += comm / st.vp;
     }
+    const double before_last = wall;
     advance(left);
-    return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first};
+    return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first,
+            wall - before_last - left};
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
                              layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};
@@ -611,13 +614,15 @@ Estimate estimate_with(const spec::Scenario& s) {
                        layers * layer.links.shared.bwd};
   const Exposure reduce = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned);
   const Exposure gather = exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
-  // Without interleaving the drain is a chain: each stage's last backward, slowed by its own
-  // buckets, hands its gradient to the stage before, so the other stages' stretches add to the
-  // slowest one's. (Under ZB-H1 the buckets wait for the weight gradients, which no stage waits
-  // for. In the fill each stage gathers its parameters while it waits for its first input.)
-  const bool drain_chain = st.vp == 1 && st.schedule != spec::Schedule::kZeroBubbleH1;
+  // The drain is a chain: each stage's last backward pass (of its last chunk under
+  // interleaving), slowed by the buckets queued beside it, hands its gradient to the stage
+  // before, so the other stages' stretches in that pass add to the slowest one's. (With aligned
+  // sync every stage starts a chunk's buckets at once, after the pass. Under ZB-H1 the buckets
+  // wait for the weight gradients, which no stage waits for. In the fill each stage gathers its
+  // parameters while it waits for its first input.)
+  const bool drain_chain = !aligned && st.schedule != spec::Schedule::kZeroBubbleH1;
   const double dp =
-      reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0);
+      reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.last_pass_stretch : 0);
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);

@@ -113,8 +113,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // with every hop of a micro-batch's way through the interleaved chunks exposed, as the
        // schedule has them (+8.2 -> +7.9%, -3.0 -> -3.4%, +1.4 -> +1.2%). Stop 41: 0.0496
        // (0.04959), up with the gradient group's collectives across nodes holding 4 SMs, not 24,
-       // as above (+7.9 -> +8.2%, -3.4 -> -3.0%, +1.2 -> +3.7%).
-       {"Llama3Herd2024_Table4", 0.0496},
+       // as above (+7.9 -> +8.2%, -3.4 -> -3.0%, +1.2 -> +3.7%). Then 0.0488 (0.04873) with the
+       // interleaved drain's stages each slowed by the buckets beside their last chunk's pass,
+       // as the simulator has them (+8.1%, -3.1%, +3.4%).
+       {"Llama3Herd2024_Table4", 0.0488},
        // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
        // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
        // overlap in backward, each holding its own SMs; the two torchtitan ones again
