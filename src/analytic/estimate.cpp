@@ -414,8 +414,9 @@ Estimate estimate_with(const spec::Scenario& s) {
     double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
   };
+  const workload::ChunkLayout chunk_layout(m.layers, st.pp * st.vp);
   const auto stage_at = [&](int i) {
-    const int layers = workload::stage_layer_count(m.layers, st.pp, st.vp, i);
+    const int layers = chunk_layout.stage(st.pp, i);
     Stage g;
     g.layers = layers;
     const auto take = [&](const LayerCost& c) {
@@ -515,7 +516,40 @@ Estimate estimate_with(const spec::Scenario& s) {
   // Clamped: with one stage the difference is a rounding residue that could be -1e-15.
   double bubble = std::max(0.0, all_stages_s - stage_s(slowest)) + (st.pp - 1.0) * p2p;
   if (st.schedule == spec::Schedule::kInterleaved) {
-    bubble = (bubble + (st.pp - 1.0) * (p2p_blocking - p2p)) / st.vp;
+    // A stage k's warm-up forwards keep it busy until its first backward comes back, so the
+    // step is the longest of: the fill reaching k through the first chunk of each stage before
+    // it, k's m micro-batches, and the drain leaving it the same way back. With equal chunks
+    // the last stage's path is the longest, (pp-1)/vp slots; where a middle stage is the
+    // fullest and the last is lighter (Llama 3's 7, 8 x 14, 7 layers), a shorter way ends it.
+    const double hop = p2p_blocking / st.vp;
+    const auto way = [&](int k, const Stage& g, double before) {
+      return before + micro_batches * (stage_s(g) + p2p_s(exchanges_of(k), stage_fwd_s(g)));
+    };
+    double longest = 0;
+    if (own_layers) {
+      double before = 0;
+      for (int k = 0; k < st.pp; ++k) {
+        const Stage g = stage_at(k);
+        longest = std::max(longest, way(k, g, before));
+        before += chunk_layout.chunk(k) * g.layer_s + (k == 0 ? g.edges_s() : 0) + hop;
+      }
+    } else {
+      // With one kind of layer the middle stages differ only in their layer count, which takes
+      // at most two values, falling from stage 1 on, and of two stages alike the later ends the
+      // longer way: the end stages' ways and the last of each count's are the candidates.
+      const Stage first = stage_at(0);
+      const auto before = [&](int k) {
+        return k == 0 ? 0 : chunk_layout.layers_before(k) * first.layer_s + first.edges_s() + k * hop;
+      };
+      longest = std::max(way(0, first, 0), way(st.pp - 1, stage_at(st.pp - 1), before(st.pp - 1)));
+      if (st.pp >= 3) {
+        int fullest_last = st.pp - 2;
+        const int fullest = chunk_layout.stage(st.pp, 1);
+        while (chunk_layout.stage(st.pp, fullest_last) != fullest) --fullest_last;
+        for (int k : {fullest_last, st.pp - 2}) longest = std::max(longest, way(k, stage_at(k), before(k)));
+      }
+    }
+    bubble = std::max(0.0, longest - micro_batches * per_micro_batch);
     // Each round of a chunk, a stage passes its micro-batches on and must wait for the first to
     // come back through every stage and hop for the next chunk (Megatron's interleaved schedule
     // runs a chunk for min(m, pp) micro-batches at a time): in each of the vp - 1 rounds of the

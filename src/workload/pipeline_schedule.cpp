@@ -97,19 +97,17 @@ std::vector<DeepSpeedStep> deepspeed_train_steps(int stages, int micro_batches, 
   return steps;
 }
 
-int chunk_layer_count(int layers, int chunks, int chunk) {
-  STEPCAST_ASSERT(chunks >= 1 && layers >= chunks && chunk >= 0 && chunk < chunks,
-                  "chunk_layer_count needs 1 <= chunks <= layers and a chunk in range");
-  // The spare layers are handed out in the order 1, 2, ..., chunks-2, 0, chunks-1.
-  const int rank = chunk == 0 ? std::max(0, chunks - 2) : chunk == chunks - 1 ? chunks - 1 : chunk - 1;
-  return layers / chunks + (rank < layers % chunks ? 1 : 0);
+ChunkLayout::ChunkLayout(int layers, int chunks)
+    : chunks_(chunks), base_(chunks >= 1 ? layers / chunks : 0), spare_(chunks >= 1 ? layers % chunks : 0) {
+  STEPCAST_ASSERT(chunks >= 1 && layers >= chunks, "a chunk layout needs 1 <= chunks <= layers");
 }
 
-int stage_layer_count(int layers, int pp, int vp, int stage) {
-  int count = 0;
-  for (int v = 0; v < vp; ++v) count += chunk_layer_count(layers, pp * vp, v * pp + stage);
-  return count;
+int chunk_layer_count(int layers, int chunks, int chunk) {
+  STEPCAST_ASSERT(chunk >= 0 && chunk < chunks, "chunk_layer_count needs a chunk in range");
+  return ChunkLayout(layers, chunks).chunk(chunk);
 }
+
+int stage_layer_count(int layers, int pp, int vp, int stage) { return ChunkLayout(layers, pp * vp).stage(pp, stage); }
 
 int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
   const int chunks = pp * vp;

@@ -14,6 +14,7 @@
 //    1F1B's peak memory and shrinks the bubble to (p-1)(F + B - W).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -51,10 +52,37 @@ struct DeepSpeedStep {
 /// REQUIRES: 0 <= stage < stages, micro_batches >= 1.
 std::vector<DeepSpeedStep> deepspeed_train_steps(int stages, int micro_batches, int stage);
 
-/// Layers of model chunk `chunk` (0..chunks-1; chunk j runs on stage j % pp) when `layers` are
-/// split over `chunks`: an even share, the spare layers going to the middle chunks first, then to
-/// the first and the last, which carry the embedding and the output head (Llama 3's 126 layers on
-/// 16 stages: 7, 8 x 14, 7). REQUIRES: 1 <= chunks <= layers, 0 <= chunk < chunks.
+/// How `layers` are split over `chunks` model chunks (chunk j runs on stage j % pp): an even
+/// share, the spare layers going to the middle chunks first, then to the first and the last,
+/// which carry the embedding and the output head (Llama 3's 126 layers on 16 stages: 7, 8 x 14,
+/// 7). The division is done once, for loops over the chunks or the stages.
+/// REQUIRES: 1 <= chunks <= layers.
+class ChunkLayout {
+ public:
+  ChunkLayout(int layers, int chunks);
+  /// Layers of chunk `chunk`, 0 <= chunk < chunks. The spare layers are handed out in the order
+  /// 1, 2, ..., chunks-2, 0, chunks-1.
+  int chunk(int chunk) const {
+    const int rank = chunk == 0 ? std::max(0, chunks_ - 2) : chunk == chunks_ - 1 ? chunks_ - 1 : chunk - 1;
+    return base_ + (rank < spare_ ? 1 : 0);
+  }
+  /// Layers of the chunks before chunk `chunk`, 0 <= chunk < chunks: the first chunk's and those
+  /// of the middle chunks 1 .. chunk-1, which hold the first spare layers.
+  int layers_before(int chunk) const {
+    return chunk == 0 ? 0 : this->chunk(0) + (chunk - 1) * base_ + std::min(chunk - 1, spare_);
+  }
+  /// Layers of stage `stage` of `pp` stages: the sum over its chunks. REQUIRES: pp divides chunks.
+  int stage(int pp, int stage) const {
+    int count = 0;
+    for (int j = stage; j < chunks_; j += pp) count += chunk(j);
+    return count;
+  }
+
+ private:
+  int chunks_, base_, spare_;
+};
+
+/// Layers of model chunk `chunk` (ChunkLayout). REQUIRES: 1 <= chunks <= layers, 0 <= chunk < chunks.
 int chunk_layer_count(int layers, int chunks, int chunk);
 
 /// Layers of pipeline stage `stage`: the sum over its vp chunks.
