@@ -21,7 +21,7 @@ Runner add_estimate(CLI::App& app) {
     analytic::require_finite(e);
     print_result(
         *output, s, [&] { return report::estimate_json(s, e); },
-        [&] { return report::estimate_text(s, e); });
+        [&] { return report::estimate_text(s, e) + report::closed_form_notes(s); });
     return kExitOk;
   };
 }

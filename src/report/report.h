@@ -17,6 +17,10 @@ namespace stepcast::report {
 /// The scenario summary, headline metrics, time breakdown and memory breakdown as a table.
 std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e);
 
+/// Notes on where the closed form's reading of `s` is known to be loose, for `estimate`'s text:
+/// interleaved chunks of unequal layers inside the stages. Empty where none applies.
+std::string closed_form_notes(const spec::Scenario& s);
+
 /// step_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu, megatron_tflops_per_gpu,
 /// memory{per_gpu_gib, capacity_gib, fits, <category>_gib...}, breakdown{<category>_s...},
 /// scenario{...}. Keys are sorted (nlohmann::json's object order).

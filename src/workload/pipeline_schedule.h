@@ -71,6 +71,8 @@ class ChunkLayout {
   int layers_before(int chunk) const {
     return chunk == 0 ? 0 : this->chunk(0) + (chunk - 1) * base_ + std::min(chunk - 1, spare_);
   }
+  /// Whether the middle chunks (all but the first and the last) hold alike many layers.
+  bool middle_chunks_alike() const { return spare_ == 0 || spare_ >= chunks_ - 2; }
   /// Layers of stage `stage` of `pp` stages: the sum over its chunks. REQUIRES: pp divides chunks.
   int stage(int pp, int stage) const {
     int count = 0;

@@ -146,6 +146,21 @@ TEST(Cli, MegatronsSoftmaxFallbackIsNamedWithItsCause) {
   EXPECT_EQ(stepcast(args + " --micro-batch 2").output.find("note:"), std::string::npos);
 }
 
+TEST(Cli, EstimateNamesInterleavedChunksOfUnequalLayersAndPointsToTheSimulator) {
+  // 126 layers over 16 stages of 7 chunks: 14 chunks of 2 layers, the others of 1.
+  const std::string args = "estimate --model llama3.1-405b --cluster dgx-h100 --gpus 128 --tp 8 --sp --pp 16 "
+                           "--global-batch 16 --seq 4096 --vp ";
+  const Invocation uneven = stepcast(args + "7");
+  ASSERT_EQ(uneven.exit_code, 0) << uneven.output;
+  EXPECT_NE(uneven.output.find("note: the 126 layers fill the 112 model chunks unevenly (1 or 2 layers each)"),
+            std::string::npos)
+      << uneven.output;
+  // With 2 the middle chunks hold 4 layers each and only the end stages' outer chunks 3.
+  EXPECT_EQ(stepcast(args + "2").output.find("note:"), std::string::npos);
+  EXPECT_EQ(stepcast("simulate" + args.substr(std::string("estimate").size()) + "7").output.find("note: the 126"),
+            std::string::npos);
+}
+
 TEST(Cli, AnInputFarOutOfRangeExitsOneInsteadOfPrintingNanOrWrappingTheClock) {
   // A launch of 1e308 s overflows the closed form to inf - inf; the simulator's integer clock
   // would wrap long before.
