@@ -19,8 +19,9 @@ struct GpuSpec {
   double tdp_w = 0;                // board power of the datasheet part
   double power_limit_w = 0;        // configured power cap; 0 means tdp_w
   int sm_count = 0;                // streaming multiprocessors (compute units), for wave quantisation
-  int collective_sms = 0;          // SMs an NCCL collective kernel holds while it runs (one per
-                                   // channel); 0: overlapped collectives slow no kernel
+  int collective_sms = 0;          // SMs an NCCL collective kernel over NVLink holds while it
+                                   // runs (one per channel; through a NIC fewer:
+                                   // cost::collective_sms); 0: overlapped collectives slow no kernel
   // Measured efficiencies (fractions of the peaks above; source in the YAML).
   double matmul_efficiency = 0;    // best large BF16 GEMM rate / peak_bf16 (maximum achievable matmul)
   double fp8_matmul_efficiency = 0;  // same for FP8; 0 means matmul_efficiency
