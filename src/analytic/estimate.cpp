@@ -646,8 +646,19 @@ Estimate estimate_with(const spec::Scenario& s) {
           ? PassStream{kernels_wgrad, kernels_wgrad * bwd_slowdown, 0, 0, 0}
           : PassStream{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * layer.links.apart.bwd,
                        layers * layer.links.shared.bwd};
-  const Exposure reduce = exposed(workload::dp_reduce_s(s, stage_params), stage_bwd, !aligned);
-  const Exposure gather = exposed(workload::dp_gather_s(s, stage_params), stage_fwd, true);
+  // With overlap the gradients are reduced in a bucket per layer and one per edge of the stage,
+  // and the ZeRO-1/2 parameters gathered layer by layer, as the simulator builds them: each
+  // collective pays its fixed costs (launch, ring steps), which one over the stage pays once.
+  const auto collectives_s = [&](double (*collective_s)(const spec::Scenario&, double), bool edges) {
+    if (!st.overlap_dp_comm) return collective_s(s, stage_params);
+    double seconds = layers * collective_s(s, workload::layer_params_per_gpu(params, m, st));
+    if (edges && slowest_index == 0) seconds += collective_s(s, workload::embedding_params_per_gpu(params, st));
+    if (edges && slowest_index == st.pp - 1)
+      seconds += collective_s(s, workload::head_params_per_gpu(params, m, st));
+    return seconds;
+  };
+  const Exposure reduce = exposed(collectives_s(workload::dp_reduce_s, true), stage_bwd, !aligned);
+  const Exposure gather = exposed(collectives_s(workload::dp_gather_s, false), stage_fwd, true);
   // The drain is a chain: each stage's last backward pass (of its last chunk under
   // interleaving), slowed by the buckets queued beside it, hands its gradient to the stage
   // before, so the other stages' stretches in that pass add to the slowest one's. (With aligned

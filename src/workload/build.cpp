@@ -548,11 +548,8 @@ class StepBuilder {
 
   // ---- data parallelism and the optimizer -----------------------------------------------------
 
-  double embedding_params() const { return params_.embedding / st_.tp; }
-  double head_params() const {
-    return (params_.output + params_.final_norm) / st_.tp +
-           tied_embedding_copy_params(s_.model, st_);
-  }
+  double embedding_params() const { return embedding_params_per_gpu(params_, st_); }
+  double head_params() const { return head_params_per_gpu(params_, s_.model, st_); }
 
   struct GraphSize {
     std::size_t tasks = 0, edges = 0;

@@ -84,6 +84,12 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
   return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge;
 }
 
+double embedding_params_per_gpu(const ParamCounts& p, const spec::Strategy& st) { return p.embedding / st.tp; }
+
+double head_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
+  return (p.output + p.final_norm) / st.tp + tied_embedding_copy_params(m, st);
+}
+
 double tied_embedding_copy_params(const spec::ModelSpec& m, const spec::Strategy& st) {
   if (!m.tied_embeddings || st.pp <= 1) return 0;
   return static_cast<double>(m.vocab) * m.hidden / st.tp;

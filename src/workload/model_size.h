@@ -39,6 +39,13 @@ double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 /// larger (both when pp == 1), split by TP (before ZeRO sharding).
 double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
+/// Parameters one GPU holds of the input embedding (the first stage's edge), split by TP.
+double embedding_params_per_gpu(const ParamCounts& p, const spec::Strategy& st);
+
+/// Parameters one GPU holds of the output head and final norm (the last stage's edge), split by
+/// TP, with the tied embedding's copy (tied_embedding_copy_params).
+double head_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
+
 /// Tied embeddings across a pipeline: the last stage keeps its own copy of the word embedding as
 /// the output head (Megatron's `word_embeddings` on the last stage, DeepSpeed's TiedLayerSpec),
 /// vocab x hidden / tp parameters per GPU with weights, gradients and optimizer state of their own;
