@@ -595,7 +595,6 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The gathers are the same in reverse: each chunk's must be done before its turn.
   struct Exposure {
     double seconds = 0, stretch = 0;
-    double last_pass_stretch = 0;  // the part of `stretch` lost in the last chunk's pass
   };
   const auto exposed = [&](double comm, const PassStream& stream, bool streams) -> Exposure {
     if (!st.overlap_dp_comm) return {comm, 0};
@@ -630,10 +629,8 @@ Estimate estimate_with(const spec::Scenario& s) {
       left = ready;
       backlog += comm / st.vp;
     }
-    const double before_last = wall;
     advance(left);
-    return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first,
-            wall - before_last - left};
+    return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first};
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
                              layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};
@@ -659,15 +656,16 @@ Estimate estimate_with(const spec::Scenario& s) {
   };
   const Exposure reduce = exposed(collectives_s(workload::dp_reduce_s, true), stage_bwd, !aligned);
   const Exposure gather = exposed(collectives_s(workload::dp_gather_s, false), stage_fwd, true);
-  // The drain is a chain: each stage's last backward pass (of its last chunk under
-  // interleaving), slowed by the buckets queued beside it, hands its gradient to the stage
-  // before, so the other stages' stretches in that pass add to the slowest one's. (With aligned
-  // sync every stage starts a chunk's buckets at once, after the pass. Under ZB-H1 the buckets
-  // wait for the weight gradients, which no stage waits for. In the fill each stage gathers its
-  // parameters while it waits for its first input.)
+  // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside
+  // them, hand their gradients to the stage before, so the other stages' stretches add to the
+  // slowest one's; under interleaving too, where a stage runs its other chunks' last passes
+  // beside the buckets of the chunks it has finished. (With aligned sync every stage starts a
+  // chunk's buckets at once, after its passes. Under ZB-H1 the buckets wait for the weight
+  // gradients, which no stage waits for. In the fill each stage gathers its parameters while it
+  // waits for its first input.)
   const bool drain_chain = !aligned && st.schedule != spec::Schedule::kZeroBubbleH1;
   const double dp =
-      reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.last_pass_stretch : 0);
+      reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0);
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);
