@@ -473,16 +473,17 @@ Estimate estimate_with(const spec::Scenario& s) {
   const auto stage_fwd_s = [&](const Stage& g) { return g.layers * g.layer_fwd + g.edge_fwd; };
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
-  Stage slowest = stage_at(0);
+  const Stage first_stage = stage_at(0);
+  const Stage last_stage = st.pp >= 2 ? stage_at(st.pp - 1) : first_stage;
+  Stage slowest = first_stage;
   int slowest_index = 0;
   double slowest_s = stage_s(slowest) + p2p_s(exchanges_of(0), stage_fwd_s(slowest));
-  const auto consider = [&](int i) {
-    const Stage g = stage_at(i);
+  const auto consider = [&](int i, const Stage& g) {
     const double t = stage_s(g) + p2p_s(exchanges_of(i), stage_fwd_s(g));
     if (t > slowest_s) slowest = g, slowest_index = i, slowest_s = t;
   };
-  if (st.pp >= 3) consider(1);
-  if (st.pp >= 2) consider(st.pp - 1);
+  if (st.pp >= 3) consider(1, stage_at(1));
+  if (st.pp >= 2) consider(st.pp - 1, last_stage);
   const double all_stages_s =
       m.layers * average.total() + edge_s(head) + edge_s(embed);  // each once
   const double layers = slowest.layers;
@@ -537,16 +538,17 @@ Estimate estimate_with(const spec::Scenario& s) {
       // With one kind of layer the middle stages differ only in their layer count, which takes
       // at most two values, falling from stage 1 on, and of two stages alike the later ends the
       // longer way: the end stages' ways and the last of each count's are the candidates.
-      const Stage first = stage_at(0);
       const auto before = [&](int k) {
-        return k == 0 ? 0 : chunk_layout.layers_before(k) * first.layer_s + first.edges_s() + k * hop;
+        return k == 0 ? 0 : chunk_layout.layers_before(k) * first_stage.layer_s + first_stage.edges_s() + k * hop;
       };
-      longest = std::max(way(0, first, 0), way(st.pp - 1, stage_at(st.pp - 1), before(st.pp - 1)));
+      longest = std::max(way(0, first_stage, 0), way(st.pp - 1, last_stage, before(st.pp - 1)));
       if (st.pp >= 3) {
         int fullest_last = st.pp - 2;
         const int fullest = chunk_layout.stage(st.pp, 1);
         while (chunk_layout.stage(st.pp, fullest_last) != fullest) --fullest_last;
-        for (int k : {fullest_last, st.pp - 2}) longest = std::max(longest, way(k, stage_at(k), before(k)));
+        longest = std::max(longest, way(fullest_last, stage_at(fullest_last), before(fullest_last)));
+        if (fullest_last != st.pp - 2)
+          longest = std::max(longest, way(st.pp - 2, stage_at(st.pp - 2), before(st.pp - 2)));
       }
     }
     bubble = std::max(0.0, longest - micro_batches * per_micro_batch);
