@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "graph/exec_graph.h"
 #include "sim/engine.h"
@@ -220,6 +221,25 @@ TEST(PipelineLayout, AStageHoldsTheLayersOfItsChunks) {
   for (int s = 0; s < 16; ++s) total += stage_layer_count(126, 16, 2, s);
   EXPECT_EQ(total, 126);
   EXPECT_EQ(stage_layer_count(126, 16, 1, 7), 8);
+}
+
+TEST(PipelineLayout, TheLayersBeforeAChunkAreThoseOfEveryEarlierChunk) {
+  for (const auto& [layers, chunks] : {std::pair{126, 32}, {126, 112}, {30, 28}, {32, 8}, {5, 2}}) {
+    const ChunkLayout layout(layers, chunks);
+    int before = 0;
+    for (int j = 0; j < chunks; ++j) {
+      EXPECT_EQ(layout.layers_before(j), before) << layers << " over " << chunks << ", chunk " << j;
+      before += layout.chunk(j);
+    }
+    EXPECT_EQ(before, layers);
+  }
+}
+
+TEST(PipelineLayout, MiddleChunksAreAlikeUnlessSomeOfThemTakeASpareLayer) {
+  EXPECT_TRUE(ChunkLayout(128, 32).middle_chunks_alike());   // no spare layer
+  EXPECT_TRUE(ChunkLayout(126, 32).middle_chunks_alike());   // 30 spares: every middle chunk
+  EXPECT_FALSE(ChunkLayout(126, 112).middle_chunks_alike());  // 14 spares over 110 middle chunks
+  EXPECT_FALSE(ChunkLayout(30, 28).middle_chunks_alike());
 }
 
 TEST(PipelineLayout, AStageCountsTheMoeLayersOfItsOwnChunks) {
