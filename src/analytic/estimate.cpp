@@ -132,6 +132,12 @@ double overlapped_s(double alone, std::initializer_list<Phase> phases) {
 // The same beside one collective of `comm` seconds.
 double overlapped_s(double alone, double beside, double comm) { return overlapped_s(alone, {{comm, beside}}); }
 
+// Seconds of a layer's forward and backward passes.
+struct PassPair {
+  double fwd = 0, bwd = 0;
+  double total() const { return fwd + bwd; }
+};
+
 // A pass on the compute stream beside the gradient group's collectives (ZeRO-3 gathers and
 // scatters, data-parallel buckets): its kernels, which run slowed beside one collective or two,
 // and its exposed TP and EP collectives, on other links than the group's (`apart`: neither
@@ -324,10 +330,10 @@ Estimate estimate_with(const spec::Scenario& s) {
   const workload::ShardedLayer sharded_kind[2] = {workload::sharded_layer(s, false),
                                                   kMoe ? workload::sharded_layer(s, true) : workload::ShardedLayer{}};
   const auto sharded_s = [&](const PassTimes& k, const LayerComm& tp, bool moe_layer, bool moe_before,
-                             bool moe_after) {
+                             bool moe_after) -> PassPair {
     const workload::ShardedLayer& own = sharded_kind[moe_layer];
     if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
-      return 2 * own.gather + full_recompute_fraction(st) * own.regather + own.scatter;
+      return {own.gather, own.gather + full_recompute_fraction(st) * own.regather + own.scatter};
     }
     const workload::ShardedLayer &before = sharded_kind[moe_before], &after = sharded_kind[moe_after];
     // The gradient group's collectives run beside the passes' exposed TP and EP collectives too.
@@ -337,12 +343,11 @@ Estimate estimate_with(const spec::Scenario& s) {
     const PassStream bwd{k.bwd + k.recompute + own.copy_out, k.beside.bwd + k.beside.recompute + own.copy_out,
                          k.beside_two.bwd + k.beside_two.recompute + own.copy_out, links.apart.bwd,
                          links.shared.bwd};
-    return overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() +
-           sharded_backward_s(bwd, before.gather, after.copy_in, after.scatter) - bwd.alone() +
-           2 * own.copy_out;
+    return {overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + own.copy_out,
+            sharded_backward_s(bwd, before.gather, after.copy_in, after.scatter) - bwd.alone() + own.copy_out};
   };
   // Per kind of layer, over the kinds of its neighbours in the model (a dense model's are dense).
-  double sharded_dense = 0, sharded_moe = 0;
+  PassPair sharded_dense, sharded_moe;
   if (st.zero_stage >= 3) {
     if constexpr (kMoe) {
       // Layers by their kind and their neighbours' (the first and last count as their own
@@ -354,15 +359,21 @@ Estimate estimate_with(const spec::Scenario& s) {
         const bool after = l + 1 < m.layers ? m.is_moe_layer(l + 1) : moe_layer;
         ++count[4 * moe_layer + 2 * before + after];
       }
-      double exposed[2] = {0, 0}, layers[2] = {0, 0};
+      PassPair exposed[2];
+      double layers[2] = {0, 0};
       for (int c = 0; c < 8; ++c) {
         if (count[c] == 0) continue;
         const bool kind = c & 4;
-        exposed[kind] += count[c] * sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind, c & 2, c & 1);
+        const PassPair e = sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind, c & 2, c & 1);
+        exposed[kind].fwd += count[c] * e.fwd;
+        exposed[kind].bwd += count[c] * e.bwd;
         layers[kind] += count[c];
       }
-      sharded_dense = layers[0] > 0 ? exposed[0] / layers[0] : 0;
-      sharded_moe = layers[1] > 0 ? exposed[1] / layers[1] : 0;
+      for (int kind : {0, 1}) {
+        if (layers[kind] <= 0) continue;
+        PassPair& per_layer = kind ? sharded_moe : sharded_dense;
+        per_layer = {exposed[kind].fwd / layers[kind], exposed[kind].bwd / layers[kind]};
+      }
     } else {
       sharded_dense = sharded_s(dense, tp_d, false, false, false);
     }
@@ -389,7 +400,7 @@ Estimate estimate_with(const spec::Scenario& s) {
         .tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd),
         .cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd),
         .ep = moe_share * (ep.fwd + ep.bwd),
-        .fsdp = mix(sharded_dense, sharded_moe),
+        .fsdp = mix(sharded_dense.total(), sharded_moe.total()),
         .host = mix(host_d, host_m),
         // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
         // run beside the passes' exposed TP and EP collectives too (PassStream).
@@ -574,6 +585,20 @@ Estimate estimate_with(const spec::Scenario& s) {
       const Stage g = stage_at(i);
       bubble += std::max(0.0, g.layers * (g.layer_s - 2 * g.layer_wgrad) + p2p) + g.edges_s();
     }
+  }
+  // ZeRO-3 gathers prefetched into the pipeline's waits: in the fill a stage waits for its first
+  // input, in the drain for each gradient, and meanwhile gathers the first layers it will run
+  // (the layer's own gather and, one ahead, the next one's, as the simulator builds them), so
+  // each stage but the one the step ends on runs its fill and drain passes with those gathers'
+  // exposure hidden, the backward's reduce-scatters excepted.
+  if (st.pp > 1 && st.zero_stage >= 3 && st.dp * st.cp > 1 &&
+      st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
+    const double moe_share = own_layers ? slowest.moe_share : m.moe_layer_fraction();
+    const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
+    const double gather = mix(sharded_kind[0].gather, sharded_kind[1].gather);
+    const double hidden = std::min(2.0, layers) * (std::min(mix(sharded_dense.fwd, sharded_moe.fwd), gather) +
+                                                   std::min(mix(sharded_dense.bwd, sharded_moe.bwd), gather));
+    bubble = std::max(0.0, bubble - (st.pp - 1.0) * hidden);
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
 
