@@ -384,9 +384,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   // the struct through memory it made the estimate benchmark 3-5% slower (alternating runs).
   struct LayerCost {
     double fwd = 0, bwd = 0, fwd_beside = 0, bwd_beside = 0, wgrad = 0;
-    double tp = 0, cp = 0, ep = 0, fsdp = 0, host = 0;
+    double tp = 0, cp = 0, ep = 0;
+    PassPair fsdp;      // exposed ZeRO-3 time of each pass
+    double gather = 0;  // one ZeRO-3 gather of the layer's parameters
+    double host = 0;
     LinkSplit links;
-    double total() const { return fwd + bwd + tp + cp + ep + fsdp + host; }
+    double total() const { return fwd + bwd + tp + cp + ep + fsdp.total() + host; }
   };
   const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
     const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
@@ -400,7 +403,8 @@ Estimate estimate_with(const spec::Scenario& s) {
         .tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd),
         .cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd),
         .ep = moe_share * (ep.fwd + ep.bwd),
-        .fsdp = mix(sharded_dense.total(), sharded_moe.total()),
+        .fsdp = {mix(sharded_dense.fwd, sharded_moe.fwd), mix(sharded_dense.bwd, sharded_moe.bwd)},
+        .gather = mix(sharded_kind[0].gather, sharded_kind[1].gather),
         .host = mix(host_d, host_m),
         // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
         // run beside the passes' exposed TP and EP collectives too (PassStream).
@@ -591,13 +595,10 @@ Estimate estimate_with(const spec::Scenario& s) {
   // (the layer's own gather and, one ahead, the next one's, as the simulator builds them), so
   // each stage but the one the step ends on runs its fill and drain passes with those gathers'
   // exposure hidden, the backward's reduce-scatters excepted.
-  if (st.pp > 1 && st.zero_stage >= 3 && st.dp * st.cp > 1 &&
-      st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
-    const double moe_share = own_layers ? slowest.moe_share : m.moe_layer_fraction();
-    const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
-    const double gather = mix(sharded_kind[0].gather, sharded_kind[1].gather);
-    const double hidden = std::min(2.0, layers) * (std::min(mix(sharded_dense.fwd, sharded_moe.fwd), gather) +
-                                                   std::min(mix(sharded_dense.bwd, sharded_moe.bwd), gather));
+  // (A gradient group of one exposes nothing; blocking collectives hide nothing.)
+  if (st.zero_stage >= 3 && st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
+    const double hidden = std::min(2.0, layers) * (std::min(layer.fsdp.fwd, layer.gather) +
+                                                   std::min(layer.fsdp.bwd, layer.gather));
     bubble = std::max(0.0, bubble - (st.pp - 1.0) * hidden);
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;
@@ -703,7 +704,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   b.cp_comm_s = micro_batches * layers * layer.cp;
   b.ep_comm_s = micro_batches * layers * layer.ep;
   b.pp_comm_s = micro_batches * steady_p2p;
-  b.fsdp_comm_s = micro_batches * layers * layer.fsdp;
+  b.fsdp_comm_s = micro_batches * layers * layer.fsdp.total();
   b.host_s = micro_batches * (layers * layer.host + slowest.edge_host);
   b.bubble_s = bubble;
   b.dp_comm_s = dp + tied;

@@ -25,10 +25,9 @@ std::string step_line(const spec::Scenario& s, OperatorGroup group, double kerne
     return fmt::format("  a step: {} = {:.3f} s of kernels on the {} stage\n", per_step,
                        micro_batches * kernel_s, group == OperatorGroup::kHead ? "last" : "first");
   }
+  const workload::ChunkLayout layout(s.model.layers, st.pp * st.vp);
   int layers = 0;
-  for (int i = 0; i < st.pp; ++i) {
-    layers = std::max(layers, workload::stage_layer_count(s.model.layers, st.pp, st.vp, i));
-  }
+  for (int i = 0; i < st.pp; ++i) layers = std::max(layers, layout.stage(st.pp, i));
   const double moe = s.model.moe_layer_fraction();
   const double runs = layers * (group == OperatorGroup::kMoeLayer ? moe : 1 - moe);
   // The closed form spreads the MoE layers over the stages in proportion, so a kind's count on

@@ -94,7 +94,8 @@ std::string closed_form_notes(const spec::Scenario& s) {
       "\nnote: the {} layers fill the {} model chunks unevenly ({} or {} layers each). The closed form "
       "prices a stage's chunks at their average; the pipeline's rounds wait for the longer ones, which "
       "`stepcast simulate` times (5% apart on Llama 3.1 405B with 7 virtual stages; docs/accuracy.md).\n",
-      s.model.layers, st.pp * st.vp, s.model.layers / (st.pp * st.vp), s.model.layers / (st.pp * st.vp) + 1);
+      // The first chunk takes a spare layer last and the second first.
+      s.model.layers, st.pp * st.vp, layout.chunk(0), layout.chunk(1));
 }
 
 nlohmann::json estimate_json(const spec::Scenario& s, const analytic::Estimate& e) {

@@ -95,7 +95,8 @@ class StepBuilder {
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
         recvs_(sends_.size(), kNone) {
     first_layer_.resize(static_cast<std::size_t>(chunks_) + 1, 0);
-    for (int j = 0; j < chunks_; ++j) first_layer_[j + 1] = first_layer_[j] + chunk_layer_count(s.model.layers, chunks_, j);
+    const ChunkLayout layout(s.model.layers, chunks_);
+    for (int j = 0; j < chunks_; ++j) first_layer_[j + 1] = first_layer_[j] + layout.chunk(j);
   }
 
   graph::ExecGraph build() {

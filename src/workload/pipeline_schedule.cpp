@@ -102,18 +102,13 @@ ChunkLayout::ChunkLayout(int layers, int chunks)
   STEPCAST_ASSERT(chunks >= 1 && layers >= chunks, "a chunk layout needs 1 <= chunks <= layers");
 }
 
-int chunk_layer_count(int layers, int chunks, int chunk) {
-  STEPCAST_ASSERT(chunk >= 0 && chunk < chunks, "chunk_layer_count needs a chunk in range");
-  return ChunkLayout(layers, chunks).chunk(chunk);
-}
-
-int stage_layer_count(int layers, int pp, int vp, int stage) { return ChunkLayout(layers, pp * vp).stage(pp, stage); }
 
 int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
   const int chunks = pp * vp;
+  const ChunkLayout layout(model.layers, chunks);
   int count = 0, first = 0;  // first: the first layer of chunk j
   for (int j = 0; j < chunks; ++j) {
-    const int layers = chunk_layer_count(model.layers, chunks, j);
+    const int layers = layout.chunk(j);
     if (j % pp == stage) {
       for (int l = first; l < first + layers; ++l) count += model.is_moe_layer(l) ? 1 : 0;
     }

@@ -84,11 +84,6 @@ class ChunkLayout {
   int chunks_, base_, spare_;
 };
 
-/// Layers of model chunk `chunk` (ChunkLayout). REQUIRES: 1 <= chunks <= layers, 0 <= chunk < chunks.
-int chunk_layer_count(int layers, int chunks, int chunk);
-
-/// Layers of pipeline stage `stage`: the sum over its vp chunks.
-int stage_layer_count(int layers, int pp, int vp, int stage);
 
 /// Of those, the MoE layers of `model` (spec::ModelSpec::is_moe_layer).
 int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage);

@@ -204,23 +204,25 @@ TEST(PipelineSchedule, ZeroBubbleH1LeavesStagesMinusOneTimesForwardPlusBackwardM
 
 TEST(PipelineLayout, SpareLayersGoToTheMiddleChunks) {
   // Llama 3 405B: 126 layers on 32 model chunks; the first and last carry the embedding and head.
-  EXPECT_EQ(chunk_layer_count(126, 32, 0), 3);
-  EXPECT_EQ(chunk_layer_count(126, 32, 31), 3);
-  for (int j = 1; j < 31; ++j) EXPECT_EQ(chunk_layer_count(126, 32, j), 4) << j;
-  EXPECT_EQ(chunk_layer_count(5, 1, 0), 5);
-  EXPECT_EQ(chunk_layer_count(5, 2, 0), 3);
-  EXPECT_EQ(chunk_layer_count(5, 2, 1), 2);
+  const ChunkLayout llama(126, 32);
+  EXPECT_EQ(llama.chunk(0), 3);
+  EXPECT_EQ(llama.chunk(31), 3);
+  for (int j = 1; j < 31; ++j) EXPECT_EQ(llama.chunk(j), 4) << j;
+  EXPECT_EQ(ChunkLayout(5, 1).chunk(0), 5);
+  EXPECT_EQ(ChunkLayout(5, 2).chunk(0), 3);
+  EXPECT_EQ(ChunkLayout(5, 2).chunk(1), 2);
 }
 
 TEST(PipelineLayout, AStageHoldsTheLayersOfItsChunks) {
   // 126 layers, 16 stages of 2 chunks: stage 0 holds chunks 0 and 16 (3 + 4), stage 15 chunks 15
   // and 31 (4 + 3), the others 8; all stages together hold every layer once.
-  EXPECT_EQ(stage_layer_count(126, 16, 2, 0), 7);
-  EXPECT_EQ(stage_layer_count(126, 16, 2, 15), 7);
+  const ChunkLayout llama(126, 32);
+  EXPECT_EQ(llama.stage(16, 0), 7);
+  EXPECT_EQ(llama.stage(16, 15), 7);
   int total = 0;
-  for (int s = 0; s < 16; ++s) total += stage_layer_count(126, 16, 2, s);
+  for (int s = 0; s < 16; ++s) total += llama.stage(16, s);
   EXPECT_EQ(total, 126);
-  EXPECT_EQ(stage_layer_count(126, 16, 1, 7), 8);
+  EXPECT_EQ(ChunkLayout(126, 16).stage(16, 7), 8);
 }
 
 TEST(PipelineLayout, TheLayersBeforeAChunkAreThoseOfEveryEarlierChunk) {
@@ -249,7 +251,7 @@ TEST(PipelineLayout, AStageCountsTheMoeLayersOfItsOwnChunks) {
   EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 1, 0), 12);
   EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 1, 1), 16);
   EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 1, 3), 15);
-  EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 2, 0), stage_layer_count(61, 4, 2, 0) - 3);
+  EXPECT_EQ(stage_moe_layer_count(deepseek, 4, 2, 0), ChunkLayout(61, 8).stage(4, 0) - 3);
   // A dense model has none.
   EXPECT_EQ(stage_moe_layer_count(spec::model_preset("llama3.1-8b"), 4, 1, 2), 0);
 }
