@@ -33,14 +33,16 @@ def candidate(rng):
     vp, zero = rng.choice([1, 1, 2]), rng.choice([0, 1, 2, 3])
     ep = rng.choice([1, 2, 4, 8]) if model in MOE else 1
     micro_batch, seq = rng.choice([1, 2]), rng.choice([2048, 4096])
-    if gpus % (tp * pp):
+    cp, exchange = rng.choice([1, 1, 2, 4]), rng.choice(["ring", "all-gather"])
+    if gpus % (tp * pp * cp):
         return None
-    dp = gpus // (tp * pp)
+    dp = gpus // (tp * pp * cp)
     if dp % ep:
         return None
     global_batch = dp * micro_batch * rng.choice([1, 2, 4, 8])
     args = ["--model", model, "--cluster", cluster, "--gpus", str(gpus), "--tp", str(tp),
-            "--pp", str(pp), "--vp", str(vp), "--zero", str(zero), "--ep", str(ep),
+            "--pp", str(pp), "--vp", str(vp), "--cp", str(cp), "--cp-exchange", exchange,
+            "--zero", str(zero), "--ep", str(ep),
             "--micro-batch", str(micro_batch), "--global-batch", str(global_batch),
             "--seq", str(seq), "--host-dispatch", "0us", "--json"]
     if tp > 1 and rng.random() < 0.5:

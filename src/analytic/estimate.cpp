@@ -177,6 +177,7 @@ double full_recompute_fraction(const spec::Strategy& st) {
 struct LayerComm {
   double fwd = 0, bwd = 0;  // exposed seconds per pass (recompute included in bwd)
   double launches = 0;      // collectives the host launches per forward pass
+  double bwd_launches = 0;  // and per backward pass, recompute left out
 };
 
 LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
@@ -217,17 +218,27 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
       bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd()) : c_bwd;
     }
   }
-  return {fwd, bwd + full_recompute_fraction(st) * fwd, st.sequence_parallel ? 4.0 : 2.0};
+  const double launches = st.sequence_parallel ? 4.0 : 2.0;
+  return {fwd, bwd + full_recompute_fraction(st) * fwd, launches, launches};
 }
 
 LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
   const spec::Strategy& st = s.strategy;
   if (st.cp <= 1) return {};
+  // Recomputing the attention runs its exchange again.
+  const double recomputed = workload::attention_recomputed_fraction(st);
+  if (st.cp_exchange == spec::CpExchange::kAllGather) {
+    // K and V gathered before the attention, and in backward again, with dK and dV
+    // reduce-scattered after it; the attention waits for each.
+    const double gather = workload::cp_kv_collectives_s(s, CollectiveKind::kAllGather);
+    const double scatter = workload::cp_kv_collectives_s(s, CollectiveKind::kReduceScatter);
+    return {gather, (1 + recomputed) * gather + scatter, 2, 4};
+  }
   // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
   // returns dK and dV. Overlapped with the attention kernel of the chunk in hand.
-  const double fwd = (st.cp - 1) * workload::cp_ring_step_s(s);
-  return {overlapped_s(k.attention_fwd, k.beside.attention_fwd, fwd) - k.attention_fwd,
-          overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * fwd) - k.attention_bwd};
+  const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
+  const double fwd = overlapped_s(k.attention_fwd, k.beside.attention_fwd, ring) - k.attention_fwd;
+  return {fwd, overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * ring) - k.attention_bwd + recomputed * fwd};
 }
 
 LayerComm ep_comm(const spec::Scenario& s) {
@@ -235,19 +246,21 @@ LayerComm ep_comm(const spec::Scenario& s) {
   if (st.ep <= 1) return {};
   // Dispatch and combine all-to-all per pass, each moving every routed token's hidden vector.
   const double one = 2 * workload::ep_all_to_all_s(s);
-  return {one, one + full_recompute_fraction(st) * one, 2};
+  return {one, one + full_recompute_fraction(st) * one, 2, 2};
 }
 
-// A layer's exposed TP communication (`tp`) and EP all-to-alls (`ep`) by the links they cross:
-// other links than the gradient group's (workload::spanned_level), or the same.
+// A layer's exposed TP communication (`tp`), CP exchange (`cp`) and EP all-to-alls (`ep`) by the
+// links they cross: other links than the gradient group's (workload::spanned_level), or the same.
 struct LinkSplit {
   LayerComm apart, shared;
 };
-LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& ep) {
+LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
+                         const LayerComm& ep) {
   const spec::Strategy& st = s.strategy;
   const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
   LinkSplit out;
-  for (const auto& [comm, axis] : {std::pair{tp, Axis::kTp}, std::pair{ep, Axis::kEp}}) {
+  for (const auto& [comm, axis] :
+       {std::pair{tp, Axis::kTp}, std::pair{cp, Axis::kCp}, std::pair{ep, Axis::kEp}}) {
     const bool apart =
         workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
     LayerComm& to = apart ? out.apart : out.shared;
@@ -267,9 +280,10 @@ double exposed_host_s(const spec::Strategy& st, double host, double gpu) {
 // The GPU idle time of one layer's forward and backward passes of one micro-batch, the host
 // launching its kernels and the collectives on the compute stream.
 double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm) {
-  const double recomputed = 1 + full_recompute_fraction(s.strategy);
+  const double recomputed = full_recompute_fraction(s.strategy);
   const double host_fwd = k.host_fwd + workload::host_launch_s(s, comm.launches);
-  const double host_bwd = k.host_bwd + k.host_recompute + workload::host_launch_s(s, recomputed * comm.launches);
+  const double host_bwd = k.host_bwd + k.host_recompute +
+                          workload::host_launch_s(s, comm.bwd_launches + recomputed * comm.launches);
   return exposed_host_s(s.strategy, host_fwd, k.fwd + comm.fwd) +
          exposed_host_s(s.strategy, host_bwd, k.bwd + k.recompute + comm.bwd);
 }
@@ -312,7 +326,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   const LayerComm cp_m = kMoe ? cp_comm(s, moe) : LayerComm{};
   const LayerComm ep = ep_comm(s);
   const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
-    return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches};
+    return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches,
+                     a.bwd_launches + b.bwd_launches + c.bwd_launches};
   };
   const double host_d = layer_host_s(s, dense, sum(tp_d, cp_d, {}));
   const double host_m = kMoe ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0;
@@ -329,15 +344,16 @@ Estimate estimate_with(const spec::Scenario& s) {
   // elsewhere.
   const workload::ShardedLayer sharded_kind[2] = {workload::sharded_layer(s, false),
                                                   kMoe ? workload::sharded_layer(s, true) : workload::ShardedLayer{}};
-  const auto sharded_s = [&](const PassTimes& k, const LayerComm& tp, bool moe_layer, bool moe_before,
-                             bool moe_after) -> PassPair {
+  const auto sharded_s = [&](const PassTimes& k, const LayerComm& tp, const LayerComm& cp, bool moe_layer,
+                             bool moe_before, bool moe_after) -> PassPair {
     const workload::ShardedLayer& own = sharded_kind[moe_layer];
     if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
       return {own.gather, own.gather + full_recompute_fraction(st) * own.regather + own.scatter};
     }
     const workload::ShardedLayer &before = sharded_kind[moe_before], &after = sharded_kind[moe_after];
-    // The gradient group's collectives run beside the passes' exposed TP and EP collectives too.
-    const LinkSplit links = split_by_links(s, tp, moe_layer ? ep : LayerComm{});
+    // The gradient group's collectives run beside the passes' exposed TP, CP and EP
+    // communication too.
+    const LinkSplit links = split_by_links(s, tp, cp, moe_layer ? ep : LayerComm{});
     const PassStream fwd{k.fwd + own.copy_out, k.beside.fwd + own.copy_out, k.beside.fwd + own.copy_out,
                          links.apart.fwd, links.shared.fwd};
     const PassStream bwd{k.bwd + k.recompute + own.copy_out, k.beside.bwd + k.beside.recompute + own.copy_out,
@@ -364,7 +380,8 @@ Estimate estimate_with(const spec::Scenario& s) {
       for (int c = 0; c < 8; ++c) {
         if (count[c] == 0) continue;
         const bool kind = c & 4;
-        const PassPair e = sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind, c & 2, c & 1);
+        const PassPair e =
+            sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind ? cp_m : cp_d, kind, c & 2, c & 1);
         exposed[kind].fwd += count[c] * e.fwd;
         exposed[kind].bwd += count[c] * e.bwd;
         layers[kind] += count[c];
@@ -375,7 +392,7 @@ Estimate estimate_with(const spec::Scenario& s) {
         per_layer = {exposed[kind].fwd / layers[kind], exposed[kind].bwd / layers[kind]};
       }
     } else {
-      sharded_dense = sharded_s(dense, tp_d, false, false, false);
+      sharded_dense = sharded_s(dense, tp_d, cp_d, false, false, false);
     }
   }
 
@@ -407,9 +424,10 @@ Estimate estimate_with(const spec::Scenario& s) {
         .gather = mix(sharded_kind[0].gather, sharded_kind[1].gather),
         .host = mix(host_d, host_m),
         // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
-        // run beside the passes' exposed TP and EP collectives too (PassStream).
-        .links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd), 0},
-                                {moe_share * ep.fwd, moe_share * ep.bwd, 0}),
+        // run beside the passes' exposed TP, CP and EP communication too (PassStream).
+        .links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd)},
+                                {mix(cp_d.fwd, cp_m.fwd), mix(cp_d.bwd, cp_m.bwd)},
+                                {moe_share * ep.fwd, moe_share * ep.bwd}),
     };
   };
   // The whole model's average layer; a stage's own where MoE and dense layers alternate or lead.

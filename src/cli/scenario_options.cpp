@@ -53,6 +53,12 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--vp", st.vp, "Virtual stages per rank (interleaved schedule)")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--dp", st.dp, "Data-parallel degree (default: gpus / (tp*pp*cp))")->check(kAtLeastOne);
   cmd.add_option("--cp", st.cp, "Context-parallel degree")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--cp-exchange", o.cp_exchange,
+                 "How CP ranks exchange keys and values: ring (ring attention, beside the attention "
+                 "kernels: Megatron-Core, Transformer Engine's p2p) or all-gather (K and V gathered "
+                 "before the attention and dK, dV reduce-scattered after it, exposed: Llama 3)")
+      ->check(CLI::IsMember({"ring", "all-gather"}))
+      ->capture_default_str();
   cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->check(kAtLeastOne);
   st.global_batch = 0;
@@ -246,6 +252,7 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                    : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
                                                  : spec::Elementwise::kFusedKernels;
   st.grad_sync = o.grad_sync == "aligned" ? spec::GradSync::kAligned : spec::GradSync::kAsReady;
+  st.cp_exchange = o.cp_exchange == "all-gather" ? spec::CpExchange::kAllGather : spec::CpExchange::kRing;
   st.sharded_collectives =
       o.sharded_collectives == "tensor-blocking" ? spec::ShardedCollectives::kPerTensorBlocking
       : o.sharded_collectives == "parameter"     ? spec::ShardedCollectives::kPerParameter

@@ -22,6 +22,7 @@ struct ScenarioOptions {
   std::string pipeline_transfers = "host-sync";
   std::string sharded_collectives = "layer";
   std::string grad_sync = "ready";
+  std::string cp_exchange = "ring";
   std::string grad_dtype = "bf16";
   std::string optimizer_step = "master-weights";
   std::string grad_accumulation = "separate";

@@ -36,6 +36,7 @@ std::string strategy_line(const spec::Strategy& st) {
   std::string line = fmt::format("tp {}{} x pp {}", st.tp, st.sequence_parallel ? " (sp)" : "", st.pp);
   if (st.vp > 1) line += fmt::format(" (vp {})", st.vp);
   line += fmt::format(" x dp {} x cp {}", st.dp, st.cp);
+  if (st.cp > 1) line += fmt::format(" ({})", spec::name(st.cp_exchange));
   if (st.ep > 1) line += fmt::format(" x ep {}", st.ep);
   line += fmt::format(", {} schedule, zero {}, recompute {}, {}", spec::name(st.schedule),
                       st.zero_stage, spec::name(st.recompute), spec::name(st.dtype));

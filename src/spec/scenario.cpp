@@ -53,6 +53,10 @@ const char* name(PipelineTransfers k) {
   constexpr const char* kNames[] = {"host-sync", "stream", "async"};
   return kNames[static_cast<int>(k)];
 }
+const char* name(CpExchange k) {
+  constexpr const char* kNames[] = {"ring", "all-gather"};
+  return kNames[static_cast<int>(k)];
+}
 const char* name(GradSync k) {
   constexpr const char* kNames[] = {"ready", "aligned"};
   return kNames[static_cast<int>(k)];
@@ -302,7 +306,7 @@ class Checker {
     const std::int64_t chunks = 2 * std::int64_t{st_.cp};
     if (st_.seq_len % chunks == 0) return;
     problem("sequence length " + str(st_.seq_len) + " does not split into 2 x cp " + str(st_.cp) +
-            " = " + str(chunks) + " chunks for ring attention; nearest valid sequence lengths: " +
+            " = " + str(chunks) + " chunks for context parallelism (two per rank, balancing the causal mask); nearest valid sequence lengths: " +
             nearest_multiples(st_.seq_len, chunks));
   }
 
@@ -484,6 +488,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.dp", st.dp);
   d.field("strategy.zero_stage", st.zero_stage);
   d.field("strategy.cp", st.cp);
+  d.field("strategy.cp_exchange", name(st.cp_exchange));
   d.field("strategy.ep", st.ep);
   d.field("strategy.micro_batch", st.micro_batch);
   d.field("strategy.global_batch", st.global_batch);

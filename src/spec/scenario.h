@@ -60,6 +60,7 @@ const char* name(Schedule k);
 const char* name(Recompute k);
 const char* name(Dtype k);
 const char* name(PipelineTransfers k);
+const char* name(CpExchange k);
 const char* name(GradSync k);
 const char* name(ShardedCollectives k);
 const char* name(GradAccumulation k);

@@ -89,6 +89,18 @@ enum class GradAccumulation { kSeparateKernel, kFusedIntoGemm };
 ///    reads the gradients for the norm and always multiplies them by the clamped coefficient;
 ///    gradients are set to None rather than zeroed.
 enum class OptimizerStep { kMasterWeights, kInPlace };
+/// How context parallelism moves keys and values between the CP ranks.
+///  kRing: ring attention (Transformer Engine's cp_comm_type "p2p", Megatron-Core's default):
+///    cp - 1 steps, each passing one rank's K and V chunk to the next beside the attention of the
+///    chunk in hand; backward passes K and V again and returns dK and dV the same way.
+///  kAllGather: Llama 3's (Dubey et al. 2024, §3.3.2: "we first all-gather the key (K) and value
+///    (V) tensors, and then compute attention output for the local query (Q) tensor chunk ...
+///    the all-gather communication latency is exposed in the critical path"; Transformer
+///    Engine's cp_comm_type "all_gather", AttnFuncWithCPAndKVAllGather, which cites it): K and V
+///    each all-gathered before the attention, the attention waiting; the backward keeps only the
+///    local chunks, so it gathers them again before the attention's backward and reduce-scatters
+///    dK and dV after it, each exposed.
+enum class CpExchange { kRing, kAllGather };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };
 
@@ -101,6 +113,7 @@ struct Strategy {
   int dp = 0;                     // data-parallel degree; 0 = gpus / (tp * pp * cp)
   int zero_stage = 0;             // 0 none, 1 optimizer, 2 + gradients, 3 + parameters (FSDP)
   int cp = 1;                     // context-parallel degree (sequence split across GPUs)
+  CpExchange cp_exchange = CpExchange::kRing;
   int ep = 1;                     // expert-parallel degree (MoE); REQUIRES: divides experts
   int micro_batch = 1;            // sequences per micro-batch per pipeline
   int global_batch = 0;           // sequences per optimizer step

@@ -141,6 +141,7 @@ struct Software {
   bool tp_async_backward = false;   // Megatron's column-parallel backward collectives beside GEMMs
   bool fp8_weight_cache = false;    // FP8 weights cast once per step (Transformer Engine)
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
+  spec::CpExchange cp_exchange = spec::CpExchange::kRing;
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
   bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
 };
@@ -198,6 +199,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.zero_stage = 2;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
     sw.grad_reduce = Dtype::kFp32;
+    // Its context parallelism all-gathers K and V, exposed, rather than passing them round a
+    // ring (§3.3.2).
+    sw.cp_exchange = spec::CpExchange::kAllGather;
     sw.placement = {Axis::kTp, Axis::kCp, Axis::kPp, Axis::kEp, Axis::kDp};
   } else if (contains(source, "torchtitan")) {
     // FSDP2 with reduce_dtype float32; with pipeline parallelism torchtitan does not reshard
@@ -486,6 +490,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.elementwise = sw.elementwise;
   st.pipeline_transfers = sw.pipeline_transfers;
   st.grad_sync = sw.grad_sync;
+  st.cp_exchange = sw.cp_exchange;
   st.fused_cross_entropy = sw.fused_cross_entropy;
   st.pp_scatter_gather = sw.pp_scatter_gather;
   st.launch_blocking = sw.launch_blocking;

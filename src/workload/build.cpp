@@ -287,10 +287,17 @@ class StepBuilder {
         tp_edge(op, edge_mode, true, layer, mb);
         ep_edge(op, edge_mode, true, layer, mb);
       }
-      // The CP ring runs beside the core-attention kernels of the pass (forward: cp-1 steps;
-      // backward: K, V out and dK, dV back); the op after them waits for it.
-      const bool ring = st_.cp > 1 && op.core_attention && !recompute && mode != Mode::kWeightGradient;
-      if (ring && cp_ring == kNone) {
+      // The CP exchange around the pass's core-attention kernels (a recomputed forward runs it
+      // again): the ring beside them (forward: cp-1 steps; backward: K, V out and dK, dV back),
+      // the op after them waiting for it; or K and V gathered before them and, in backward, dK
+      // and dV reduce-scattered after them, on the compute stream (spec::CpExchange).
+      const bool exchange = st_.cp > 1 && op.core_attention && mode != Mode::kWeightGradient &&
+                            (!recompute || attention_recomputed_fraction(st_) > 0);
+      const bool first_of_attention = exchange && (k == 0 || !p.ops[forward ? i - 1 : i + 1].core_attention);
+      if (first_of_attention && st_.cp_exchange == spec::CpExchange::kAllGather) {
+        collective(Category::kContextParallel, cp_kv_collectives_s(s_, CollectiveKind::kAllGather),
+                   "cp.all_gather", layer, mb);
+      } else if (first_of_attention) {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
@@ -304,9 +311,13 @@ class StepBuilder {
             layer, mb);
         op_task(p, i, Mode::kWeightGradient, layer, mb);
       }
-      if (cp_ring != kNone && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention)) {
+      const bool last_of_attention = exchange && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention);
+      if (last_of_attention && cp_ring != kNone) {
         pending_.push_back(cp_ring);
         cp_ring = kNone;
+      } else if (last_of_attention && !forward) {
+        collective(Category::kContextParallel, cp_kv_collectives_s(s_, CollectiveKind::kReduceScatter),
+                   "cp.reduce_scatter", layer, mb);
       }
       if (comm) {
         ep_edge(op, edge_mode, false, layer, mb);

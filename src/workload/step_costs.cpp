@@ -301,6 +301,10 @@ double recomputed_layer_fraction(const spec::Strategy& st) {
   return st.recompute == spec::Recompute::kFull ? 1.0 / st.recompute_interval : 1.0;
 }
 
+double attention_recomputed_fraction(const spec::Strategy& st) {
+  return st.recompute == spec::Recompute::kOp ? 0 : recomputed_layer_fraction(st);
+}
+
 double collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s) {
   if (group.size <= 1 || bytes <= 0) return 0;
   return cost::collective_time_s(kind, bytes, cost::GroupLayout{group.size, group.stride}, s.cluster);
@@ -323,12 +327,27 @@ bool tp_async_backward(const spec::Strategy& st) {
          st.schedule != spec::Schedule::kZeroBubbleH1;
 }
 
+namespace {
+// Bytes of one CP rank's chunk of keys, values or both (`head_dim`: their width per KV head) on one
+// TP rank.
+double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
+  const spec::Strategy& st = s.strategy;
+  return local_tokens(s) * s.model.kv_heads * head_dim / st.tp * activation_bytes(st);
+}
+}  // namespace
+
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
-  const spec::Strategy& st = s.strategy;
-  const double kv = local_tokens(s) * m.kv_heads * (m.effective_head_dim() + m.value_head_dim()) /
-                    st.tp * activation_bytes(st);
-  return collective_s(CollectiveKind::kSendRecv, kv, group_of(st, Axis::kCp), s);
+  const double kv = cp_chunk_bytes(s, m.effective_head_dim() + m.value_head_dim());
+  return collective_s(CollectiveKind::kSendRecv, kv, group_of(s.strategy, Axis::kCp), s);
+}
+
+double cp_kv_collectives_s(const spec::Scenario& s, CollectiveKind kind) {
+  const spec::ModelSpec& m = s.model;
+  const GroupShape cp = group_of(s.strategy, Axis::kCp);
+  // The gathered output and the scattered input are the whole sequence's: cp chunks.
+  return collective_s(kind, cp.size * cp_chunk_bytes(s, m.effective_head_dim()), cp, s) +
+         collective_s(kind, cp.size * cp_chunk_bytes(s, m.value_head_dim()), cp, s);
 }
 
 double ep_all_to_all_s(const spec::Scenario& s) {

@@ -79,6 +79,12 @@ bool layer_recomputed(const spec::Strategy& st, int layer);
 /// The fraction of layers recomputed: 1 / recompute_interval for full, 1 otherwise (0 for none).
 double recomputed_layer_fraction(const spec::Strategy& st);
 
+/// The fraction of layers whose recomputation re-runs the core attention whole, and with it the
+/// attention's CP exchange: full and selective recomputation (Megatron-Core checkpoints the core
+/// attention module with its CP communication inside); op-level checkpointing saves the attention's
+/// output.
+double attention_recomputed_fraction(const spec::Strategy& st);
+
 /// One collective over `group`, 0 for a group of one or no bytes.
 double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s);
 
@@ -106,6 +112,10 @@ constexpr std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge,
 bool tp_async_backward(const spec::Strategy& st);
 /// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
 double cp_ring_step_s(const spec::Scenario& s);
+/// All-gather context parallelism (spec::CpExchange::kAllGather): K and V each one collective of
+/// `kind` over the CP group, the chunks gathered whole before the attention (kAllGather) or dK and
+/// dV reduce-scattered after its backward (kReduceScatter).
+double cp_kv_collectives_s(const spec::Scenario& s, cost::CollectiveKind kind);
 /// One expert-parallel all-to-all (token dispatch or combine).
 double ep_all_to_all_s(const spec::Scenario& s);
 /// One pipeline send/recv of a micro-batch's boundary activations (or their gradient).

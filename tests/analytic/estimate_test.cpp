@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/collective.h"
 #include "cost/compute.h"
 #include "spec/presets.h"
 #include "workload/model_size.h"
@@ -226,6 +227,33 @@ TEST(Estimate, TensorParallelCommunicationIsOnTheCriticalPath) {
   EXPECT_GT(e.breakdown.tp_comm_s, 0);
   const Estimate one = estimate(scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096));
   EXPECT_EQ(one.breakdown.tp_comm_s, 0);
+}
+
+// Llama 3's context parallelism (--cp-exchange all-gather, §3.3.2) gathers K and V before the
+// attention and waits for them; the backward gathers them again and reduce-scatters dK and dV,
+// each exposed. Derived here from the collective model: Llama 3.1 8B (8 KV heads of 128) at TP 4
+// and CP 4 on a DGX H100, so each of K and V is 16K tokens x 2 heads x 128 x 2 bytes, gathered
+// over the 4 CP ranks of the node (stride 4).
+TEST(Estimate, AllGatherContextParallelismExposesEveryGatherAndScatter) {
+  const auto with = [](spec::CpExchange exchange, spec::Recompute recompute) {
+    spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 16, 4, 1, 1, 1, 4, 16384);
+    s.strategy.cp = 4;
+    s.strategy.dp = 0;
+    s.strategy.cp_exchange = exchange;
+    s.strategy.recompute = recompute;
+    return estimate(spec::complete_and_validate(s));
+  };
+  const spec::ClusterSpec cluster = spec::cluster_preset("dgx-h100");
+  const double one_of_k_or_v = 16384.0 * 2 * 128 * 2;
+  const cost::GroupLayout cp{.size = 4, .stride = 4};
+  const double gather = 2 * cost::collective_time_s(cost::CollectiveKind::kAllGather, one_of_k_or_v, cp, cluster);
+  const double scatter = 2 * cost::collective_time_s(cost::CollectiveKind::kReduceScatter, one_of_k_or_v, cp, cluster);
+  const int layers = 32, micro_batches = 4;  // 4 sequences on dp 1
+  const Estimate all_gather = with(spec::CpExchange::kAllGather, spec::Recompute::kNone);
+  EXPECT_NEAR(all_gather.breakdown.cp_comm_s, layers * micro_batches * (2 * gather + scatter), 1e-9);
+  // Recomputing the layer gathers once more.
+  EXPECT_NEAR(with(spec::CpExchange::kAllGather, spec::Recompute::kFull).breakdown.cp_comm_s,
+              layers * micro_batches * (3 * gather + scatter), 1e-9);
 }
 
 // Megatron's column-parallel backward (--tp-async-backward) runs the input gradient's all-reduce

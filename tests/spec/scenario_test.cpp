@@ -185,7 +185,8 @@ INSTANTIATE_TEST_SUITE_P(
             "  pp 2147483647 x vp 1 = 2147483647 pipeline chunks, but the model has only 32 "
             "layers; each chunk needs at least one\n"
             "  sequence length 4096 does not split into 2 x cp 2147483647 = 4294967294 chunks "
-            "for ring attention; nearest valid sequence lengths: none up to 2147483647"},
+            "for context parallelism (two per rank, balancing the causal mask); nearest valid sequence "
+            "lengths: none up to 2147483647"},
         Violation{"TpDoesNotDivideHeads", false,
                   [](Scenario& s) {
                     s.model.kv_heads = 32;
@@ -237,8 +238,9 @@ INSTANTIATE_TEST_SUITE_P(
                     s.gpus = 256;
                     s.strategy.seq_len = 4100;
                   },
-                  "sequence length 4100 does not split into 2 x cp 4 = 8 chunks for ring "
-                  "attention; nearest valid sequence lengths: 4096, 4104"},
+                  "sequence length 4100 does not split into 2 x cp 4 = 8 chunks for context "
+                  "parallelism (two per rank, balancing the causal mask); nearest valid sequence "
+                  "lengths: 4096, 4104"},
         Violation{"SequenceNotInTpSlicesUnderSequenceParallelism", false,
                   [](Scenario& s) {
                     s.strategy.sequence_parallel = true;
@@ -331,7 +333,8 @@ TEST(Scenario, ReportsEveryViolationTogether) {
             "120\n"
             "  tp 3 does not divide 32 heads; valid tp on this model: 1, 2, 4, 8\n"
             "  global batch is 0; it must be at least 1\n"
-            "  sequence length 4097 does not split into 2 x cp 2 = 4 chunks for ring attention; "
+            "  sequence length 4097 does not split into 2 x cp 2 = 4 chunks for context parallelism (two "
+            "per rank, balancing the causal mask); "
             "nearest valid sequence lengths: 4096, 4100\n"
             "  ep 3 does not divide 8 experts; valid ep: 1, 2, 4, 8\n"
             "  zero stage 5 is not one of 0, 1, 2, 3");
@@ -357,6 +360,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.dp = 4\n"
             "strategy.zero_stage = 0\n"
             "strategy.cp = 1\n"
+            "strategy.cp_exchange = ring\n"
             "strategy.ep = 1\n"
             "strategy.micro_batch = 1\n"
             "strategy.global_batch = 64\n"

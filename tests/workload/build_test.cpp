@@ -31,6 +31,7 @@ struct Shape {
   spec::ShardedCollectives sharded = spec::ShardedCollectives::kPerLayer;
   spec::PipelineTransfers transfers = spec::PipelineTransfers::kHostSynchronised;
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
+  spec::CpExchange cp_exchange = spec::CpExchange::kRing;
   spec::Dtype grad_dtype = spec::Dtype::kBf16;
   bool host_time = true;  // false: no host launch time, which the two engines account differently
 };
@@ -58,6 +59,7 @@ spec::Scenario scenario(const char* model, const char* cluster, const Shape& x) 
   st.pipeline_transfers = x.transfers;
   st.sharded_collectives = x.sharded;
   st.grad_sync = x.grad_sync;
+  st.cp_exchange = x.cp_exchange;
   st.grad_reduce_dtype = x.grad_dtype;
   if (!x.host_time) st.host_dispatch_s = 0;
   return spec::complete_and_validate(s);
@@ -86,6 +88,23 @@ TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
        .recompute = spec::Recompute::kSelective,
        .dp_overlap = false},
       {.gpus = 16, .tp = 8, .cp = 2, .global_batch = 16, .seq = 16384, .sp = true},
+      // The ring again beside the recomputed attention; Llama 3's gathers and scatters exposed.
+      {.gpus = 16, .tp = 4, .cp = 4, .global_batch = 4, .seq = 16384, .recompute = spec::Recompute::kFull, .sp = true},
+      {.gpus = 16,
+       .tp = 4,
+       .cp = 4,
+       .global_batch = 4,
+       .seq = 16384,
+       .sp = true,
+       .cp_exchange = spec::CpExchange::kAllGather},
+      {.gpus = 16,
+       .tp = 4,
+       .cp = 4,
+       .global_batch = 4,
+       .seq = 16384,
+       .recompute = spec::Recompute::kSelective,
+       .sp = true,
+       .cp_exchange = spec::CpExchange::kAllGather},
       {.gpus = 8, .tp = 2, .global_batch = 8, .recompute = spec::Recompute::kOp},
       // Async TP: each collective hides behind the GEMM at its block edge, in both engines (16K
       // tokens, so that the GPU rather than the host sets the pace).
