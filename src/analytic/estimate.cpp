@@ -238,7 +238,8 @@ LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
   // returns dK and dV. Overlapped with the attention kernel of the chunk in hand.
   const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
   const double fwd = overlapped_s(k.attention_fwd, k.beside.attention_fwd, ring) - k.attention_fwd;
-  return {fwd, overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * ring) - k.attention_bwd + recomputed * fwd};
+  const double bwd = overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * ring) - k.attention_bwd;
+  return {fwd, bwd + recomputed * fwd, 0, 0};
 }
 
 LayerComm ep_comm(const spec::Scenario& s) {

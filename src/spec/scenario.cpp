@@ -306,7 +306,9 @@ class Checker {
     const std::int64_t chunks = 2 * std::int64_t{st_.cp};
     if (st_.seq_len % chunks == 0) return;
     problem("sequence length " + str(st_.seq_len) + " does not split into 2 x cp " + str(st_.cp) +
-            " = " + str(chunks) + " chunks for context parallelism (two per rank, balancing the causal mask); nearest valid sequence lengths: " +
+            " = " + str(chunks) +
+            " chunks for context parallelism (two per rank, balancing the causal mask); nearest "
+            "valid sequence lengths: " +
             nearest_multiples(st_.seq_len, chunks));
   }
 

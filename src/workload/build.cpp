@@ -179,7 +179,10 @@ class StepBuilder {
   // one task that the host launches twice.
   void cp_kv_collectives(CollectiveKind kind, std::string_view name, int layer, int mb) {
     const double seconds = cp_kv_collectives_s(s_, kind);
-    if (seconds > 0) compute(TaskKind::kCollective, Category::kContextParallel, seconds, name, layer, mb, host_launch_s(s_, 2));
+    if (seconds > 0) {
+      compute(TaskKind::kCollective, Category::kContextParallel, seconds, name, layer, mb,
+              host_launch_s(s_, 2));
+    }
   }
 
   // Transfers of one rank that cross the same topology level share its port there, each
