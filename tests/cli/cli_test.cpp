@@ -569,7 +569,7 @@ TEST(Cli, EveryExampleScenarioRunsThroughBothEngines) {
       EXPECT_NE(r.output.find("step time"), std::string::npos) << r.output;
     }
   }
-  EXPECT_GE(examples, 2);
+  EXPECT_GE(examples, 3);
 }
 
 }  // namespace
