@@ -18,7 +18,8 @@ namespace stepcast::report {
 std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e);
 
 /// Notes on where the closed form's reading of `s` is known to be loose, for `estimate`'s text:
-/// interleaved chunks of unequal layers inside the stages. Empty where none applies.
+/// interleaved chunks of unequal layers inside the stages; pipeline transfers or CP ring steps on
+/// the links of the ZeRO-3 group's collectives. Empty where none applies.
 std::string closed_form_notes(const spec::Scenario& s);
 
 /// step_time_s, tokens_per_s, tflops_per_gpu, mfu, hfu, megatron_tflops_per_gpu,
