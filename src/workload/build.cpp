@@ -171,18 +171,11 @@ class StepBuilder {
     return id;
   }
 
-  void collective(Category category, double seconds, std::string_view name, int layer, int mb) {
-    if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb, host_launch_s(s_, 1));
-  }
-
-  // All-gather CP's collectives of one kind on the compute stream: one for K, one for V, run as
-  // one task that the host launches twice.
-  void cp_kv_collectives(CollectiveKind kind, std::string_view name, int layer, int mb) {
-    const double seconds = cp_kv_collectives_s(s_, kind);
-    if (seconds > 0) {
-      compute(TaskKind::kCollective, Category::kContextParallel, seconds, name, layer, mb,
-              host_launch_s(s_, 2));
-    }
+  // A collective on the compute stream; `launches`: the NCCL calls it stands for (all-gather CP's
+  // K and V, one task).
+  void collective(Category category, double seconds, std::string_view name, int layer, int mb,
+                  int launches = 1) {
+    if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb, host_launch_s(s_, launches));
   }
 
   // Transfers of one rank that cross the same topology level share its port there, each
@@ -305,7 +298,8 @@ class StepBuilder {
                             (!recompute || attention_recomputed_fraction(st_) > 0);
       const bool first_of_attention = exchange && (k == 0 || !p.ops[forward ? i - 1 : i + 1].core_attention);
       if (first_of_attention && st_.cp_exchange == spec::CpExchange::kAllGather) {
-        cp_kv_collectives(CollectiveKind::kAllGather, "cp.all_gather", layer, mb);
+        collective(Category::kContextParallel, cp_kv_collectives_s(s_, CollectiveKind::kAllGather),
+                   "cp.all_gather", layer, mb, 2);
       } else if (first_of_attention) {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
@@ -325,7 +319,8 @@ class StepBuilder {
         pending_.push_back(cp_ring);
         cp_ring = kNone;
       } else if (last_of_attention && !forward) {
-        cp_kv_collectives(CollectiveKind::kReduceScatter, "cp.reduce_scatter", layer, mb);
+        collective(Category::kContextParallel, cp_kv_collectives_s(s_, CollectiveKind::kReduceScatter),
+                   "cp.reduce_scatter", layer, mb, 2);
       }
       if (comm) {
         ep_edge(op, edge_mode, false, layer, mb);

@@ -146,6 +146,13 @@ bool fsdp2_copies(const spec::Scenario& s) {
          gradient_group(s.strategy).size > 1;
 }
 
+// Bytes of one CP rank's chunk of keys, values or both (`head_dim`: their width per KV head) on one
+// TP rank.
+double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
+  const spec::Strategy& st = s.strategy;
+  return local_tokens(s) * s.model.kv_heads * head_dim / st.tp * activation_bytes(st);
+}
+
 }  // namespace
 
 bool fp8_gemm(const Op& op, const spec::Scenario& s) {
@@ -326,15 +333,6 @@ bool tp_async_backward(const spec::Strategy& st) {
   return st.tp_async_backward && st.tp > 1 && !st.overlap_tp_comm &&
          st.schedule != spec::Schedule::kZeroBubbleH1;
 }
-
-namespace {
-// Bytes of one CP rank's chunk of keys, values or both (`head_dim`: their width per KV head) on one
-// TP rank.
-double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
-  const spec::Strategy& st = s.strategy;
-  return local_tokens(s) * s.model.kv_heads * head_dim / st.tp * activation_bytes(st);
-}
-}  // namespace
 
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
