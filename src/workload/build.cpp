@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <iterator>
 #include <string>
@@ -14,6 +13,7 @@
 #include "workload/model_size.h"
 #include "workload/operators.h"
 #include "workload/pipeline_schedule.h"
+#include "workload/priced_layer.h"
 #include "workload/step_costs.h"
 
 namespace stepcast::workload {
@@ -30,22 +30,6 @@ constexpr TaskId kNone = 0xffffffffu;
 // and sharing a link or SMs stretches tasks by far less than the factor of 9 left (31.7 years).
 constexpr double kMaxTotalNs = 1e18;
 
-enum class Mode { kForward, kRecompute, kBackward, kWeightGradient };
-
-// The suffix of each op's task name in each pass ("mlp_up.fwd"), in Mode's order.
-constexpr const char* kPassSuffix[] = {"fwd", "recompute", "bwd", "wgrad"};
-constexpr std::size_t kPasses = std::size(kPassSuffix);
-
-// One layer kind's operators with their prices, computed once per build: with the whole GPU,
-// beside one collective's kernel and beside two.
-struct PricedLayer {
-  LayerOps ops;
-  std::array<OpTime, kMaxOps> times{}, beside{}, beside_two{};
-  // Formatted once: a step names millions of tasks from these few.
-  std::array<std::array<std::string, kPasses>, kMaxOps> names{};
-  ShardedLayer sharded;  // its ZeRO-3 collectives, a MoE layer's the larger
-};
-
 std::string_view tp_task_name(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::kAllGather:
@@ -57,20 +41,6 @@ std::string_view tp_task_name(CollectiveKind kind) {
   }
 }
 
-PricedLayer priced(LayerOps ops, const spec::Scenario& s, ShardedLayer sharded = {}) {
-  PricedLayer p{ops, {}, {}, {}, {}, sharded};
-  const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const OpTimes t = op_times(ops[i], s, overlap);
-    p.times[i] = t.whole;
-    p.beside[i] = t.beside;
-    p.beside_two[i] = t.beside_two;
-    for (std::size_t pass = 0; pass < kPasses; ++pass)
-      p.names[i][pass] = fmt::format("{}.{}", ops[i].name, kPassSuffix[pass]);
-  }
-  return p;
-}
-
 class StepBuilder {
  public:
   StepBuilder(const spec::Scenario& s, std::size_t max_tasks)
@@ -79,10 +49,10 @@ class StepBuilder {
         st_(s.strategy),
         chunks_(st_.pp * st_.vp),
         micro_batches_(st_.micro_batches()),
-        dense_(priced(layer_ops(s, false), s, sharded_layer(s, false))),
-        moe_(s.model.is_moe() ? priced(layer_ops(s, true), s, sharded_layer(s, true)) : PricedLayer{}),
-        embedding_(priced(embedding_ops(s), s)),
-        head_(priced(head_ops(s), s)),
+        dense_(price_layer(layer_ops(s, false), s, sharded_layer(s, false))),
+        moe_(s.model.is_moe() ? price_layer(layer_ops(s, true), s, sharded_layer(s, true)) : PricedLayer{}),
+        embedding_(price_layer(embedding_ops(s), s)),
+        head_(price_layer(head_ops(s), s)),
         params_(param_counts(s.model)),
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
         activation_bytes_(stored_layer_activation_bytes(s)),
@@ -218,9 +188,9 @@ class StepBuilder {
 
   // The TP collective at an op's block edge (workload::tp_edge_collective), in the order it runs.
   // Async TP fuses it with the edge GEMM, which it decomposes: it runs beside that GEMM.
-  void tp_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
+  void tp_edge(const Op& op, OpPass mode, bool before, int layer, int mb) {
     if (st_.tp <= 1) return;
-    const auto edge = tp_edge_collective(op.tp_edge, mode == Mode::kBackward, st_.sequence_parallel);
+    const auto edge = tp_edge_collective(op.tp_edge, mode == OpPass::kBackward, st_.sequence_parallel);
     if (!edge) return;
     const CollectiveKind kind = *edge;
     if (before != (st_.overlap_tp_comm || kind == CollectiveKind::kAllGather)) return;
@@ -246,10 +216,10 @@ class StepBuilder {
     return op.tp_edge == BlockEdge::kStart && async_backward_;
   }
 
-  void ep_edge(const Op& op, Mode mode, bool before, int layer, int mb) {
+  void ep_edge(const Op& op, OpPass mode, bool before, int layer, int mb) {
     if (st_.ep <= 1 || op.ep_edge == BlockEdge::kNone) return;
     const bool start = op.ep_edge == BlockEdge::kStart;
-    if (before != (start != (mode == Mode::kBackward))) return;
+    if (before != (start != (mode == OpPass::kBackward))) return;
     collective(Category::kExpertParallel, ep_all_to_all_s(s_), "ep.all_to_all", layer, mb);
   }
 
@@ -258,34 +228,34 @@ class StepBuilder {
     double gpu = 0, host = 0;
   };
 
-  PassCost pass_cost(const Op& op, const OpTime& t, Mode mode) const {
+  PassCost pass_cost(const Op& op, const OpTime& t, OpPass mode) const {
     switch (mode) {
-      case Mode::kForward:
+      case OpPass::kForward:
         return {t.fwd, t.host_fwd};
-      case Mode::kRecompute: {
+      case OpPass::kRecompute: {
         const double share = recompute_share(op, st_.recompute);
         return {t.fwd * share, share > 0 ? t.host_fwd : 0};
       }
-      case Mode::kBackward:
+      case OpPass::kBackward:
         return zero_bubble() || async_backward_edge(op) ? PassCost{t.bwd_input, t.host_bwd_input}
                                                         : PassCost{t.bwd(), t.host_bwd()};
-      case Mode::kWeightGradient:
+      case OpPass::kWeightGradient:
         return {t.bwd_weight, t.host_bwd_weight};
     }
     return {};
   }
 
-  void run_ops(const PricedLayer& p, Mode mode, int layer, int mb) {
-    const bool recompute = mode == Mode::kRecompute;
-    const bool forward = mode == Mode::kForward || recompute;
+  void run_ops(const PricedLayer& p, OpPass mode, int layer, int mb) {
+    const bool recompute = mode == OpPass::kRecompute;
+    const bool forward = mode == OpPass::kForward || recompute;
     const std::size_t n = p.ops.size();
     TaskId cp_ring = kNone;
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = forward ? k : n - 1 - k;
       const Op& op = p.ops[i];
       if (recompute && recompute_share(op, st_.recompute) == 0) continue;
-      const bool comm = mode != Mode::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
-      const Mode edge_mode = forward ? Mode::kForward : Mode::kBackward;
+      const bool comm = mode != OpPass::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
+      const OpPass edge_mode = forward ? OpPass::kForward : OpPass::kBackward;
       if (comm) {
         tp_edge(op, edge_mode, true, layer, mb);
         ep_edge(op, edge_mode, true, layer, mb);
@@ -294,7 +264,7 @@ class StepBuilder {
       // again): the ring beside them (forward: cp-1 steps; backward: K, V out and dK, dV back),
       // the op after them waiting for it; or K and V gathered before them and, in backward, dK
       // and dV reduce-scattered after them, on the compute stream (spec::CpExchange).
-      const bool exchange = st_.cp > 1 && op.core_attention && mode != Mode::kWeightGradient &&
+      const bool exchange = st_.cp > 1 && op.core_attention && mode != OpPass::kWeightGradient &&
                             (!recompute || attention_recomputed_fraction(st_) > 0);
       const bool first_of_attention = exchange && (k == 0 || !p.ops[forward ? i - 1 : i + 1].core_attention);
       if (first_of_attention && st_.cp_exchange == spec::CpExchange::kAllGather) {
@@ -304,7 +274,7 @@ class StepBuilder {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
-      const bool async_edge = mode == Mode::kBackward && async_backward_edge(op);
+      const bool async_edge = mode == OpPass::kBackward && async_backward_edge(op);
       if (async_edge && st_.sequence_parallel)
         tp_beside_next(op, CollectiveKind::kAllGather, layer, mb);
       op_task(p, i, mode, layer, mb);
@@ -312,7 +282,7 @@ class StepBuilder {
         tp_beside_next(
             op, st_.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
             layer, mb);
-        op_task(p, i, Mode::kWeightGradient, layer, mb);
+        op_task(p, i, OpPass::kWeightGradient, layer, mb);
       }
       const bool last_of_attention = exchange && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention);
       if (last_of_attention && cp_ring != kNone) {
@@ -330,12 +300,12 @@ class StepBuilder {
   }
 
   // The compute task of op i's pass, with its slowdowns beside collectives.
-  void op_task(const PricedLayer& p, std::size_t i, Mode mode, int layer, int mb) {
+  void op_task(const PricedLayer& p, std::size_t i, OpPass mode, int layer, int mb) {
     const Op& op = p.ops[i];
     const PassCost cost = pass_cost(op, p.times[i], mode);
     if (cost.gpu <= 0) return;
     compute(TaskKind::kCompute, Category::kCompute, cost.gpu,
-            p.names[i][static_cast<std::size_t>(mode)], layer, mb, cost.host);
+            p.name(i, mode), layer, mb, cost.host);
     graph::Task& t = g_.mutable_task(last_);
     t.beside_collective_slowdown =
         static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
@@ -343,11 +313,11 @@ class StepBuilder {
         static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
   }
 
-  void layer_pass(int layer, int mb, Mode mode) {
+  void layer_pass(int layer, int mb, OpPass mode) {
     const ShardedLayer& sharded = layer_kind(layer).sharded;
     const bool fsdp = st_.zero_stage >= 3 && st_.dp * st_.cp > 1;
     const bool blocking = st_.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking;
-    if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward)) {
+    if (fsdp && (mode == OpPass::kForward || mode == OpPass::kBackward)) {
       if (blocking) {
         sharded_blocking(sharded.gather, "fsdp.all_gather", layer, mb);
       } else {
@@ -360,16 +330,16 @@ class StepBuilder {
       }
     }
     const TaskId before = last_;
-    if (fsdp && (mode == Mode::kForward || mode == Mode::kBackward) && sharded.copy_out > 0)
+    if (fsdp && (mode == OpPass::kForward || mode == OpPass::kBackward) && sharded.copy_out > 0)
       compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_out, "fsdp.copy_out", layer,
               mb, 0);
-    if (mode == Mode::kBackward && layer_recomputed(st_, layer)) {
-      run_ops(layer_kind(layer), Mode::kRecompute, layer, mb);
+    if (mode == OpPass::kBackward && layer_recomputed(st_, layer)) {
+      run_ops(layer_kind(layer), OpPass::kRecompute, layer, mb);
       if (fsdp && blocking) sharded_blocking(sharded.regather, "fsdp.all_gather", layer, mb);
     }
     run_ops(layer_kind(layer), mode, layer, mb);
     prefetch_anchor_ = before;
-    const bool weights_done = mode == Mode::kWeightGradient || (mode == Mode::kBackward && !zero_bubble());
+    const bool weights_done = mode == OpPass::kWeightGradient || (mode == OpPass::kBackward && !zero_bubble());
     if (fsdp && weights_done) {
       if (blocking) {
         sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
@@ -470,7 +440,7 @@ class StepBuilder {
     returned_when_done(id);
   }
 
-  void edge_ops(const PricedLayer& p, Mode mode, int mb) { run_ops(p, mode, -1, mb); }
+  void edge_ops(const PricedLayer& p, OpPass mode, int mb) { run_ops(p, mode, -1, mb); }
 
   int layers_in(int model_chunk) const { return first_layer_[model_chunk + 1] - first_layer_[model_chunk]; }
 
@@ -520,16 +490,16 @@ class StepBuilder {
     // Posted just now, or with deferred sends by the step's exchange.
     const TaskId input = model_chunk > 0 ? recvs_[transfer_index(false, model_chunk, mb)] : kNone;
     if (st_.host_syncs_each_forward) synchronise_device(input);
-    if (model_chunk == 0) edge_ops(embedding_, Mode::kForward, mb);
+    if (model_chunk == 0) edge_ops(embedding_, OpPass::kForward, mb);
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
       const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];
       if (gather != kNone) {
         pending_.push_back(gather);
         param_gathers_[static_cast<std::size_t>(l)] = kNone;
       }
-      layer_pass(l, mb, Mode::kForward);
+      layer_pass(l, mb, OpPass::kForward);
     }
-    if (model_chunk == chunks_ - 1) edge_ops(head_, Mode::kForward, mb);
+    if (model_chunk == chunks_ - 1) edge_ops(head_, OpPass::kForward, mb);
     allocate(chunk_activation_bytes(model_chunk));
     if (model_chunk < chunks_ - 1) send_output(false, model_chunk + 1, mb);
   }
@@ -538,8 +508,8 @@ class StepBuilder {
   // weight gradient (kWeightGradient). Whichever pass finishes the weights frees the chunk's
   // activations; with `streams_buckets` (the chunk's last such pass, gradients synced as ready)
   // it also launches each layer's gradient bucket as the layer's pass ends.
-  void backward(int model_chunk, int mb, Mode mode, bool streams_buckets) {
-    const bool input_pass = mode == Mode::kBackward;
+  void backward(int model_chunk, int mb, OpPass mode, bool streams_buckets) {
+    const bool input_pass = mode == OpPass::kBackward;
     const bool weights_done = !input_pass || !zero_bubble();
     const bool buckets = streams_buckets && weights_done;
     if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends)
@@ -674,10 +644,10 @@ class StepBuilder {
           forward(j, slot.micro_batch);
           break;
         case Pass::kBackward:
-          backward(j, slot.micro_batch, Mode::kBackward, streams);
+          backward(j, slot.micro_batch, OpPass::kBackward, streams);
           break;
         case Pass::kWeightGradient:
-          backward(j, slot.micro_batch, Mode::kWeightGradient, streams);
+          backward(j, slot.micro_batch, OpPass::kWeightGradient, streams);
           break;
       }
       for (std::size_t c = 0; c < chunks; ++c) {
