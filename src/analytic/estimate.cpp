@@ -550,6 +550,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage.
   // Clamped: with one stage the difference is a rounding residue that could be -1e-15.
   double bubble = std::max(0.0, all_stages_s - stage_s(slowest)) + (st.pp - 1.0) * p2p;
+  // Under interleaving, the wait between two rounds of chunks (forward and backward together).
+  double round_wait = 0;
   if (st.schedule == spec::Schedule::kInterleaved) {
     // A stage k's warm-up forwards keep it busy until its first backward comes back, so the
     // step is the longest of: the fill reaching k through the first chunk of each stage before
@@ -597,7 +599,8 @@ Estimate estimate_with(const spec::Scenario& s) {
     // (PipelineSchedule.InterleavingExposesEveryHopOfOneMicroBatchsWay).
     const double hops = st.pp * p2p_blocking;
     const double waiting = std::max(0.0, all_stages_s + hops - micro_batches * per_micro_batch);
-    bubble += (1.0 - 1.0 / st.vp) * (hidden_behind_chunks ? std::max(waiting, hops) : waiting);
+    round_wait = (hidden_behind_chunks ? std::max(waiting, hops) : waiting) / st.vp;
+    bubble += (st.vp - 1.0) * round_wait;
   }
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
@@ -637,13 +640,14 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double group = std::min<double>(micro_batches, st.pp);
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
   // The reductions run one after another on their stream, each chunk's from the moment its
-  // gradients are complete, while the kernels of the window run slowed beside them; what is left
-  // when the last backward ends is exposed, and so is the time the kernels lost (`stretch`).
-  // The gathers are the same in reverse: each chunk's must be done before its turn.
+  // gradients are complete, while the kernels of the window run slowed beside them, and alone
+  // in the stage's `idle` wait between two rounds; what is left when the last backward ends is
+  // exposed, and so is the time the kernels lost (`stretch`). The gathers are the same in
+  // reverse: each chunk's must be done before its turn.
   struct Exposure {
     double seconds = 0, stretch = 0;
   };
-  const auto exposed = [&](double comm, const PassStream& stream, bool streams) -> Exposure {
+  const auto exposed = [&](double comm, const PassStream& stream, bool streams, double idle) -> Exposure {
     if (!st.overlap_dp_comm) return {comm, 0};
     const double pass = stream.alone();
     const double per_layer = pass / std::max(1.0, layers);
@@ -675,6 +679,15 @@ Estimate estimate_with(const spec::Scenario& s) {
       advance(left - ready);
       left = ready;
       backlog += comm / st.vp;
+      // Chunk c's round ends with its last pass, beside which its buckets start as each layer's
+      // gradient is complete; then the stage waits for the next chunk's first micro-batch, its
+      // kernels idle and its queue draining at the link's full rate.
+      if (c > 0 && idle > 0) {
+        const double round_end = chunk_pass * c * group;
+        advance(left - round_end);
+        left = round_end;
+        backlog = std::max(0.0, backlog - idle);
+      }
     }
     advance(left);
     return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first};
@@ -701,8 +714,13 @@ Estimate estimate_with(const spec::Scenario& s) {
       seconds += collective_s(s, workload::head_params_per_gpu(params, m, st));
     return seconds;
   };
-  const Exposure reduce = exposed(collectives_s(workload::dp_reduce_s, true), stage_bwd, !aligned);
-  const Exposure gather = exposed(collectives_s(workload::dp_gather_s, false), stage_fwd, true);
+  // The wait between rounds falls in the forward and in the backward by their kernel times.
+  const double kernels_both = kernels_fwd + kernels_bwd;
+  const double bwd_share = kernels_both > 0 ? kernels_bwd / kernels_both : 0.5;
+  const Exposure reduce =
+      exposed(collectives_s(workload::dp_reduce_s, true), stage_bwd, !aligned, round_wait * bwd_share);
+  const Exposure gather =
+      exposed(collectives_s(workload::dp_gather_s, false), stage_fwd, true, round_wait * (1 - bwd_share));
   // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside
   // them, hand their gradients to the stage before, so the other stages' stretches add to the
   // slowest one's; under interleaving too, where a stage runs its other chunks' last passes
