@@ -160,7 +160,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_flag(
       "--host-syncs-forward", st.host_syncs_each_forward,
       "The host synchronises the device before launching each micro-batch's forward, waiting for "
-      "its input to arrive (DeepSpeed's throughput timer). Changes simulate only: the closed form "
+      "its input to arrive (DeepSpeedEngine's throughput timer, not its PipelineEngine's). Changes simulate only: the closed form "
       "already prices each pass of a layer on its own");
   cmd.add_flag(
       "--deferred-sends", st.deferred_sends,

@@ -20,10 +20,6 @@ constexpr double kTileM = 128, kTileN = 256;
 // largest split from 8 to 64 and shortest piece from 64 to 256 gives within a point of that.
 constexpr double kKSplits[] = {2, 4, 8, 16};
 constexpr double kMinSplitK = 128;
-// FlashAttention-2 forward+backward throughput rises with the number of key positions as each
-// query block's load and softmax bookkeeping is amortised: half the long-sequence rate at about
-// 384 keys (Dao 2023, FlashAttention-2, Fig. 4 and 5: A100 head dim 128, causal, 512 -> 16k).
-constexpr double kAttentionHalfKeys = 384;
 // A 16-bit GEMM with an odd leading dimension (k of X and W, n of Y and dY) cannot load its rows
 // in the 4-, 8- or 16-byte vectors that tensor-core kernels copy with (cp.async), so cuBLAS falls
 // back to a kernel of element-wise loads. Netflix measured the language-model head of an unpadded
@@ -229,7 +225,7 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
 
 KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
                           Beside beside) {
-  const double efficiency = relative_rate * gpu.attention_efficiency * keys / (keys + kAttentionHalfKeys);
+  const double efficiency = relative_rate * gpu.attention_efficiency * keys / (keys + gpu.attention_half_keys);
   const double math = flops / (gpu.peak_bf16_flops * efficiency * clock_factor(gpu));
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   // Beside collectives the math runs on the SMs left, at their share of the rate.

@@ -27,6 +27,10 @@ struct GpuSpec {
   double fp8_matmul_efficiency = 0;  // same for FP8; 0 means matmul_efficiency
   double memory_efficiency = 0;    // streaming-kernel bandwidth / hbm_bandwidth
   double attention_efficiency = 0;  // FlashAttention fwd+bwd rate at long sequences / peak_bf16
+  // Key positions at which FlashAttention runs at half that rate: each query block's load and
+  // softmax bookkeeping is amortised over the keys. 384 is the A100's curve (Dao 2023,
+  // FlashAttention-2, Fig. 4 and 5: head dim 128, causal, 512 -> 16k), the default.
+  double attention_half_keys = 384;
   double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
   // Measured BF16 GEMM throughput / peak_bf16 of single GEMMs whose m, n and k each take one of
   // `sizes` (ascending), at index (i_m * S + i_n) * S + i_k for S sizes; empty where none was

@@ -466,6 +466,7 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.fp8_matmul_efficiency", g.fp8_matmul_efficiency);
   d.field("cluster.gpu.memory_efficiency", g.memory_efficiency);
   d.field("cluster.gpu.attention_efficiency", g.attention_efficiency);
+  d.field("cluster.gpu.attention_half_keys", g.attention_half_keys);
   d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);
   d.field("cluster.gpu.gemm_grid.sizes", g.gemm_grid.sizes);
   d.field("cluster.gpu.gemm_grid.efficiency", g.gemm_grid.efficiency);

@@ -163,10 +163,10 @@ struct Strategy {
   // loss.mean().item() from July 2023 (PR #4030) to February 2024 (PR #5135).
   bool host_reads_loss = false;
   // The host synchronises the device before it launches each micro-batch's forward, so it waits
-  // for the GPU and for every transfer in flight, the forward's own input included: DeepSpeed
-  // starts its throughput timer there (ThroughputTimer.start(), torch.cuda.synchronize(), from
-  // PipelineEngine._exec_forward_pass, and from DeepSpeedEngine.forward when it was given no
-  // training data, as Megatron-DeepSpeed gives it none).
+  // for the GPU and for every transfer in flight, the forward's own input included: DeepSpeed's
+  // DeepSpeedEngine.forward starts its throughput timer there when it was given no training
+  // data (ThroughputTimer.start(), torch.cuda.synchronize() once step() has counted two steps;
+  // its PipelineEngine never counts them, so there the timer does not synchronise).
   bool host_syncs_each_forward = false;
   // DeepSpeed's PipelineEngine (TrainSchedule, 1F1B only): a pass's output goes out at the stage's
   // next step beside that step's receive, SendGrad before RecvActivation ahead of a forward and

@@ -344,6 +344,8 @@ GpuSpec gpu_from(MapReader r) {
   g.fp8_matmul_efficiency = r.fraction("fp8_matmul_efficiency", 0);
   g.memory_efficiency = r.fraction("memory_efficiency");
   g.attention_efficiency = r.fraction("attention_efficiency");
+  if (r.has("attention_half_keys"))
+    g.attention_half_keys = r.number("attention_half_keys", 0, std::numeric_limits<double>::infinity(), false);
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
   if (r.has("gemm_efficiency")) {
     g.gemm_grid = gemm_grid_from(MapReader(r.source(), r.value("gemm_efficiency"), r.field("gemm_efficiency")));

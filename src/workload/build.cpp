@@ -452,9 +452,12 @@ class StepBuilder {
 
   // The stages that load the micro-batch (tokens on the first, labels on the last) wait for the
   // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy from
-  // pageable host memory synchronises the stream.
+  // pageable host memory synchronises the stream, with what the stream already waits for (a
+  // receive posted by torch.distributed's recv, whose wait() makes the stream wait).
   void load_micro_batch(int model_chunk) {
-    if (model_chunk == 0 || model_chunk == chunks_ - 1) host_waits_for(last_);
+    if (model_chunk != 0 && model_chunk != chunks_ - 1) return;
+    host_waits_for(last_);
+    for (TaskId id : pending_) host_waits_for(id);
   }
 
   // A pass's output goes to the neighbouring stage now, or with deferred sends at the next step.

@@ -1,6 +1,5 @@
-// The attention kernel's rate against FlashAttention-2's measured rates on the H100, which the
-// preset's attention_efficiency was read from only approximately, at 16K tokens, and whose fall
-// at short sequences comes from another GPU's curve (the A100's, Dao 2023).
+// The attention kernel's rate against FlashAttention-2's measured rates on the H100, to which the
+// H100 presets' attention curve (attention_efficiency, attention_half_keys) was fitted.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,9 +40,10 @@ TEST(AttentionRate, H100PresetTracksFlashAttention2From512To16kTokens) {
     const double seconds = attention_time(fwd_flops, qkvo_bytes, seq, 1, gpu, {}).whole +
                            attention_time(2.5 * fwd_flops, 2 * qkvo_bytes, seq, 1, gpu, {}).whole;
     const double modelled = 3.5 * fwd_flops / seconds;
-    // A ratchet (2026-11-27): -5.3, -3.8, -0.9, +1.1, +2.5 and +3.8% from 512 to 16K tokens. The
-    // A100's curve falls faster at short sequences than the H100's measured one.
-    EXPECT_NEAR(modelled / measured, 1, 0.055) << "seq " << seq << ": " << modelled / 1e12 << " TFLOP/s modelled, "
+    // A ratchet (2026-11-27): -0.1, -1.6, -1.0, -0.5, +0.2 and +1.0% from 512 to 16K tokens, the
+    // preset's curve fitted to these measurements. On the A100's curve (Dao 2023) with 35% of
+    // peak read off the paper's plot, as before, -5.3% to +3.8%.
+    EXPECT_NEAR(modelled / measured, 1, 0.02) << "seq " << seq << ": " << modelled / 1e12 << " TFLOP/s modelled, "
                                               << measured / 1e12 << " measured";
   }
 }

@@ -193,6 +193,11 @@ TEST(YamlReader, ReadsGpuQuantitiesInSiUnits) {
   EXPECT_DOUBLE_EQ(g.fp8_matmul_efficiency, 0);
 }
 
+TEST(YamlReader, AttentionHalfKeysDefaultsToTheA100CurveAndCanBeGiven) {
+  EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", kGpu).attention_half_keys, 384);
+  EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", std::string(kGpu) + "attention_half_keys: 310\n").attention_half_keys, 310);
+}
+
 TEST(YamlReader, ConvertsNicsPerNodeToPerGpuBandwidth) {
   const ClusterSpec c = read_cluster_yaml("c.yaml", kCluster);
   EXPECT_EQ(c.gpu.name, "h100-sxm");
@@ -328,6 +333,11 @@ TEST(YamlReader, ErrorMessages) {
        "valid: 0 to 131\n"
        "  collective_sms: 132\n"
        "                  ^"},
+      {"a negative attention_half_keys",
+       [] { read_gpu_yaml("g.yaml", std::string(kGpu) + "attention_half_keys: -5\n"); },
+       "g.yaml:13:22: attention_half_keys: expected a number >= 0, got \"-5\"\n"
+       "  attention_half_keys: -5\n"
+       "                       ^"},
       {"kv_heads that do not divide heads",
        [] { read_model_yaml("m.yaml", std::string(kModel) + "kv_heads: 3\n"); },
        "m.yaml:13:11: kv_heads: kv_heads 3 does not divide heads 4\n"

@@ -535,10 +535,10 @@ struct LaunchesAfterReceives {
   std::vector<bool> forward, backward;
 };
 LaunchesAfterReceives launches_after_receives_wait(spec::PipelineTransfers transfers,
-                                                   bool syncs_each_forward = false) {
+                                                   bool deepspeed_schedule = false) {
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 2, .tp = 1, .pp = 2, .global_batch = 4, .seq = 128});
   s.strategy.pipeline_transfers = transfers;
-  s.strategy.host_syncs_each_forward = syncs_each_forward;
+  s.strategy.deferred_sends = deepspeed_schedule;
   const graph::ExecGraph g = build(spec::complete_and_validate(s));
   const sim::Timeline t = sim::run(g);
   LaunchesAfterReceives waited;
@@ -614,9 +614,12 @@ TEST(Build, MegatronsHostWaitsForEveryPipelineReceive) {
   EXPECT_NE(std::count(pipelining.forward.begin(), pipelining.forward.end(), false), 0);
 }
 
-TEST(Build, DeepSpeedsHostWaitsForEachForwardsInputButLaunchesBackwardsAhead) {
-  // DeepSpeed's throughput timer synchronises the device as each forward starts, after its
-  // receive was posted; nothing of the kind precedes a backward on a stage without the loss.
+TEST(Build, DeepSpeedsLastStageWaitsAtItsDataLoadForTheInputButLaunchesBackwardsAhead) {
+  // DeepSpeed's pipeline engine posts a stage's input receive (torch.distributed's recv, whose
+  // wait() makes the stream wait) before the last stage loads its labels through Megatron's
+  // broadcast_data, whose .cpu() synchronises that stream, the input included. Nothing of the
+  // kind precedes a backward on a stage without the loss. (Its throughput timer does not
+  // synchronise: that waits for steps the pipeline engine never counts.)
   const LaunchesAfterReceives deepspeed =
       launches_after_receives_wait(spec::PipelineTransfers::kStreamOrdered, true);
   ASSERT_FALSE(deepspeed.forward.empty());
