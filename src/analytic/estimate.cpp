@@ -537,8 +537,17 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double fwd_slowdown = layer.fwd > 0 ? layer.fwd_beside / layer.fwd : 1;
   const double bwd_slowdown = layer.bwd > 0 ? layer.bwd_beside / layer.bwd : 1;
 
-  // Every hop of the fill and drain carries one transfer each way.
-  const double p2p_blocking = 2.0 * st.vp * (transfer + received_gather);
+  // Every hop of the fill and drain carries one transfer each way. Under ZeRO-3 the stage a
+  // transfer leaves starts gathering the first layers it runs next (below, in the pipeline's
+  // waits); where the transfers cross the gradient group's links, the two share them.
+  const bool zero3_waits = st.zero_stage >= 3 && st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking;
+  const double hop_shared =
+      zero3_waits && st.pp > 1 &&
+              workload::spanned_level(workload::group_of(st, Axis::kPp), s.cluster) ==
+                  workload::spanned_level(workload::gradient_group(st), s.cluster)
+          ? std::min(transfer, std::min(2.0, layers) * layer.gather)
+          : 0;
+  const double p2p_blocking = 2.0 * st.vp * (transfer + hop_shared + received_gather);
   const double p2p = p2p_s(2.0 * st.vp, kernels_fwd);
   const double steady_p2p = p2p_s(exchanges_of(slowest_index), kernels_fwd);
   const double per_micro_batch = stage_s(slowest) + steady_p2p;

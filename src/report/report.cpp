@@ -117,7 +117,8 @@ std::string shared_zero3_links_note(const spec::Scenario& s) {
   if (!pipeline && !ring) return {};
   return fmt::format(
       "\nnote: the {} cross the links of the ZeRO-3 group's gathers and scatters. The closed form "
-      "gives each its link alone; `stepcast simulate` shares it (up to 23% longer with interleaved "
+      "shares them only between the fill and drain's transfers and the first gathers of each "
+      "stage's waits; `stepcast simulate` shares them throughout (up to 16% longer with interleaved "
       "pipelines, 9.5% with a CP ring; docs/accuracy.md).\n",
       pipeline && ring ? "pipeline transfers and the CP ring's steps"
       : pipeline       ? "pipeline transfers"

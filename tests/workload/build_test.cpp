@@ -715,6 +715,19 @@ TEST(Build, GradientBucketsRunInTheWaitsBetweenInterleavedRoundsInBothEngines) {
   EXPECT_NEAR(simulated(s), e, 0.03 * e);
 }
 
+TEST(Build, FillAndDrainTransfersShareTheNicsWithTheZeroThreeGathersOfTheWaitsInBothEngines) {
+  // Llama 3.1 8B at TP 8 on 4 interleaved stages of B200 nodes, ZeRO-3 with 2 replicas: each
+  // pipeline transfer crosses the NICs that carry the gathers a stage starts while it waits for
+  // its next chunk's input. Giving the transfers their link alone, the closed form was 6.4%
+  // faster than the simulation with 4 micro-batches of 2K tokens.
+  const spec::Scenario s = scenario("llama3.1-8b", "dgx-b200",
+                                    {.gpus = 64, .tp = 8, .pp = 4, .vp = 2, .zero = 3, .global_batch = 8,
+                                     .seq = 2048, .schedule = spec::Schedule::kInterleaved,
+                                     .transfers = spec::PipelineTransfers::kAsynchronous, .host_time = false});
+  const double e = analytic::estimate(s).step_time_s;
+  EXPECT_NEAR(simulated(s), e, 0.02 * e);
+}
+
 TEST(Build, EachStageIsPricedWithItsOwnDenseAndMoeLayersInBothEngines) {
   // DeepSeek-V3's three dense layers all sit on the first of 4 stages, so the others hold MoE
   // layers only and set the pipeline's pace. Priced with the model's average layer on every
