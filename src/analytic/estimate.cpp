@@ -540,13 +540,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   // Every hop of the fill and drain carries one transfer each way. Under ZeRO-3 the stage a
   // transfer leaves starts gathering the first layers it runs next (below, in the pipeline's
   // waits); where the transfers cross the gradient group's links, the two share them.
-  const bool zero3_waits = st.zero_stage >= 3 && st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking;
-  const double hop_shared =
-      zero3_waits && st.pp > 1 &&
-              workload::spanned_level(workload::group_of(st, Axis::kPp), s.cluster) ==
-                  workload::spanned_level(workload::gradient_group(st), s.cluster)
-          ? std::min(transfer, std::min(2.0, layers) * layer.gather)
-          : 0;
+  // (Blocking collectives prefetch nothing.)
+  const bool zero3_prefetch =
+      st.zero_stage >= 3 && st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking;
+  const double hop_shared = zero3_prefetch && workload::crosses_gradient_links(st, s.cluster, Axis::kPp)
+                                ? std::min(transfer, std::min(2.0, layers) * layer.gather)
+                                : 0;
   const double p2p_blocking = 2.0 * st.vp * (transfer + hop_shared + received_gather);
   const double p2p = p2p_s(2.0 * st.vp, kernels_fwd);
   const double steady_p2p = p2p_s(exchanges_of(slowest_index), kernels_fwd);
@@ -626,8 +625,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   // (the layer's own gather and, one ahead, the next one's, as the simulator builds them), so
   // each stage but the one the step ends on runs its fill and drain passes with those gathers'
   // exposure hidden, the backward's reduce-scatters excepted.
-  // (A gradient group of one exposes nothing; blocking collectives hide nothing.)
-  if (st.zero_stage >= 3 && st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
+  // (A gradient group of one exposes nothing.)
+  if (zero3_prefetch) {
     const double hidden = std::min(2.0, layers) * (std::min(layer.fsdp.fwd, layer.gather) +
                                                    std::min(layer.fsdp.bwd, layer.gather));
     bubble = std::max(0.0, bubble - (st.pp - 1.0) * hidden);

@@ -107,13 +107,9 @@ std::string uneven_chunks_note(const spec::Scenario& s) {
 std::string shared_zero3_links_note(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage < 3 || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) return {};
-  const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
-  const auto crosses_them = [&](spec::Axis axis) {
-    const workload::GroupShape group = workload::group_of(st, axis);
-    return group.size > 1 && workload::spanned_level(group, s.cluster) == gradient_level;
-  };
-  const bool pipeline = crosses_them(spec::Axis::kPp);
-  const bool ring = st.cp_exchange == spec::CpExchange::kRing && crosses_them(spec::Axis::kCp);
+  const bool pipeline = workload::crosses_gradient_links(st, s.cluster, spec::Axis::kPp);
+  const bool ring = st.cp_exchange == spec::CpExchange::kRing &&
+                    workload::crosses_gradient_links(st, s.cluster, spec::Axis::kCp);
   if (!pipeline && !ring) return {};
   return fmt::format(
       "\nnote: the {} cross the links of the ZeRO-3 group's gathers and scatters. The closed form "

@@ -48,4 +48,9 @@ int spanned_level(GroupShape group, const spec::ClusterSpec& cluster) {
   return levels - 1;
 }
 
+bool crosses_gradient_links(const spec::Strategy& st, const spec::ClusterSpec& cluster, spec::Axis axis) {
+  const GroupShape group = group_of(st, axis);
+  return group.size > 1 && spanned_level(group, cluster) == spanned_level(gradient_group(st), cluster);
+}
+
 }  // namespace stepcast::workload

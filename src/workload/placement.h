@@ -28,4 +28,8 @@ GroupShape gradient_group(const spec::Strategy& st);
 /// size * stride consecutive GPU ids): the level whose links the group's traffic crosses.
 int spanned_level(GroupShape group, const spec::ClusterSpec& cluster);
 
+/// Whether the group of `axis` (of more than one rank) crosses the links the gradient group's
+/// collectives cross: the same spanned level, so that their traffic shares them.
+bool crosses_gradient_links(const spec::Strategy& st, const spec::ClusterSpec& cluster, spec::Axis axis);
+
 }  // namespace stepcast::workload
