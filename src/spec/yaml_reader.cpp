@@ -345,7 +345,8 @@ GpuSpec gpu_from(MapReader r) {
   g.memory_efficiency = r.fraction("memory_efficiency");
   g.attention_efficiency = r.fraction("attention_efficiency");
   if (r.has("attention_half_keys"))
-    g.attention_half_keys = r.number("attention_half_keys", 0, std::numeric_limits<double>::infinity(), false);
+    // Measured half points are hundreds of keys; a million keeps a typo from pricing attention absurdly.
+    g.attention_half_keys = r.number("attention_half_keys", 0, 1e6, false);
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
   if (r.has("gemm_efficiency")) {
     g.gemm_grid = gemm_grid_from(MapReader(r.source(), r.value("gemm_efficiency"), r.field("gemm_efficiency")));

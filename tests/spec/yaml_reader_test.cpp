@@ -335,7 +335,7 @@ TEST(YamlReader, ErrorMessages) {
        "                  ^"},
       {"a negative attention_half_keys",
        [] { read_gpu_yaml("g.yaml", std::string(kGpu) + "attention_half_keys: -5\n"); },
-       "g.yaml:13:22: attention_half_keys: expected a number >= 0, got \"-5\"\n"
+       "g.yaml:13:22: attention_half_keys: expected a number in [0, 1000000], got \"-5\"\n"
        "  attention_half_keys: -5\n"
        "                       ^"},
       {"kv_heads that do not divide heads",
