@@ -71,17 +71,22 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // scale, and LayerNorm a shift too. Eager RMSNorm (torchtitan norms.py, Hugging Face
 // LlamaRMSNorm) is x.float(), pow(2), mean, rsqrt, multiply, type_as, times the weight: per
 // element 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes in 8 kernels; its autograd backward reads and writes
-// FP32 gradients through the same chain and sums the two paths into dx: about 64 bytes in 12.
-// LayerNorm runs as one native kernel either way. A fused norm's backward is three kernels: the
+// FP32 gradients through the same chain and sums the two paths into dx, about 64 bytes in 12.
+// Measured, the chain takes longer than those bytes at streaming bandwidth: Liger-Kernel's
+// benchmark of Hugging Face's LlamaRMSNorm on an A100-SXM4-80GB (2,048 tokens of 4,096, BF16:
+// 0.280 ms forward, 0.740 ms backward; benchmark/data/all_benchmark_data.csv @0400d313, liger
+// 0.2.1) is, at the A100 preset's bandwidth, 58 and 155 bytes per element, which it is priced
+// at (kEagerRmsNormBytes). LayerNorm runs as one native kernel either way. A fused norm's backward is three kernels: the
 // input gradient, per-block partial weight gradients and their reduction (apex
 // layer_norm_cuda_kernel.cu: cuComputeGradInput, cuComputePartGradGammaBeta,
 // cuComputeGradGammaBeta).
 // A norm over rows of `width` elements: the hidden size, or a head's for Qwen3's query and key
 // norms. Its trained scale (and a LayerNorm's shift) is `width` wide.
+constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;
 Op norm(const char* name, double rows, double width, double e, const Scenario& s) {
   const double elements = rows * width;
   Op op = eager(s) && s.model.norm == spec::NormKind::kRmsNorm
-              ? kernel_chain(name, 36 * elements, 64 * elements, 8, 12)
+              ? kernel_chain(name, kEagerRmsNormBytes * elements, kEagerRmsNormBwdBytes * elements, 8, 12)
               : kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3);
   op.n = width;
   op.weights = 1;

@@ -35,8 +35,9 @@ const Op& find(const LayerOps& ops, std::string_view name) {
 TEST(Operators, EagerRmsNormIsAChainOfFp32Kernels) {
   const LayerOps fused = layer_ops(scenario("llama3.1-8b", spec::Elementwise::kFusedKernels), false);
   const LayerOps eager = layer_ops(scenario("llama3.1-8b", spec::Elementwise::kEager), false);
-  // x.float(), pow, mean, x * rsqrt, type_as, * weight: 36 bytes per element against 4 fused.
-  EXPECT_DOUBLE_EQ(find(eager, "attention_norm").bytes, 9 * find(fused, "attention_norm").bytes);
+  // x.float(), pow, mean, x * rsqrt, type_as, * weight, at the cost measured for the chain (58
+  // bytes per element at streaming bandwidth) against 4 fused.
+  EXPECT_DOUBLE_EQ(find(eager, "attention_norm").bytes, 14.5 * find(fused, "attention_norm").bytes);
   EXPECT_EQ(find(eager, "attention_norm").launches, 8);
   EXPECT_EQ(find(fused, "attention_norm").launches, 1);
   // GQA (8 of 32 heads): eager code copies k and v out to every head, and the attention output
@@ -44,6 +45,19 @@ TEST(Operators, EagerRmsNormIsAChainOfFp32Kernels) {
   EXPECT_EQ(eager.size(), fused.size() + 2);
   EXPECT_GT(find(eager, "repeat_kv").bytes, 0);
   EXPECT_GT(find(eager, "attention_transpose").bytes, 0);
+}
+
+TEST(Operators, EagerRmsNormTakesWhatLigerKernelMeasuredOnTheA100) {
+  // Hugging Face's LlamaRMSNorm on an A100-SXM4-80GB, 2,048 tokens of 4,096, BF16: 0.280 ms
+  // forward, 0.740 ms backward (Liger-Kernel benchmark/data/all_benchmark_data.csv @0400d313).
+  spec::Scenario s = scenario("llama3.1-8b", spec::Elementwise::kEager);
+  s.cluster = spec::cluster_preset("dgx-a100-80g");
+  s.gpus = 8;
+  s.strategy.micro_batch = 1;
+  s = spec::complete_and_validate(s);
+  const OpTime t = op_times(find(layer_ops(s, false), "attention_norm"), s, Overlap{}).whole;
+  EXPECT_NEAR(t.fwd, 0.280e-3, 0.02 * 0.280e-3);
+  EXPECT_NEAR(t.bwd_input, 0.740e-3, 0.02 * 0.740e-3);
 }
 
 // Qwen3's q_norm and k_norm: an RMSNorm over each head, between the QKV projection and RoPE.
