@@ -76,18 +76,26 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // benchmark of Hugging Face's LlamaRMSNorm on an A100-SXM4-80GB (2,048 tokens of 4,096, BF16:
 // 0.280 ms forward, 0.740 ms backward; benchmark/data/all_benchmark_data.csv @0400d313, liger
 // 0.2.1) is, at the A100 preset's bandwidth, 58 and 155 bytes per element, which it is priced
-// at (kEagerRmsNormBytes). LayerNorm runs as one native kernel either way. A fused norm's backward is three kernels: the
-// input gradient, per-block partial weight gradients and their reduction (apex
-// layer_norm_cuda_kernel.cu: cuComputeGradInput, cuComputePartGradGammaBeta,
+// at. Eager LayerNorm is PyTorch's native kernel, one each way, which the same benchmark data
+// times (FP32, 4,096 tokens of 4,096) at 0.122 and 0.310 ms on the A100-SXM4-80GB and 0.066 and
+// 0.179 ms on the H100 80GB HBM3: 3 and 8 elements' bytes per element at the presets'
+// bandwidth (its backward reads x and dy again for the weight's gradient and reduces over the
+// tokens), where one pass each way would move 2 and 3. Hand-fused norms (Megatron, apex,
+// Transformer Engine) keep those 2 and 3, which no measurement here covers; their backward is
+// three kernels: the input gradient, per-block partial weight gradients and their reduction
+// (apex layer_norm_cuda_kernel.cu: cuComputeGradInput, cuComputePartGradGammaBeta,
 // cuComputeGradGammaBeta).
 // A norm over rows of `width` elements: the hidden size, or a head's for Qwen3's query and key
 // norms. Its trained scale (and a LayerNorm's shift) is `width` wide.
-constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;
+constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;  // per element
+constexpr double kNativeLayerNormElements = 3, kNativeLayerNormBwdElements = 8;  // per element
 Op norm(const char* name, double rows, double width, double e, const Scenario& s) {
   const double elements = rows * width;
-  Op op = eager(s) && s.model.norm == spec::NormKind::kRmsNorm
+  Op op = !eager(s) ? kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3)
+          : s.model.norm == spec::NormKind::kRmsNorm
               ? kernel_chain(name, kEagerRmsNormBytes * elements, kEagerRmsNormBwdBytes * elements, 8, 12)
-              : kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3);
+              : kernel_chain(name, kNativeLayerNormElements * e * elements,
+                             kNativeLayerNormBwdElements * e * elements, 1, 3);
   op.n = width;
   op.weights = 1;
   op.biases = s.model.norm == spec::NormKind::kLayerNorm ? 1 : 0;
