@@ -1,0 +1,155 @@
+#include "analytic/layer_passes.h"
+
+#include <cmath>
+#include <utility>
+
+#include "core/error.h"
+#include "workload/placement.h"
+
+namespace stepcast::analytic {
+
+using cost::CollectiveKind;
+using spec::Axis;
+using workload::LayerOps;
+using workload::Op;
+
+PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
+  PassTimes t;
+  const workload::Overlap overlap = workload::layer_overlap(s, shares);
+  for (const Op& op : ops) {
+    const auto [o, c, c2] = workload::op_times(op, s, overlap);
+    if (op.tp_edge != workload::BlockEdge::kNone) {
+      STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
+      t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {
+          op.tp_edge,  workload::fp8_gemm(op, s), o.fwd, o.bwd_input, o.bwd_weight, c.bwd_input,
+          c.bwd_weight};
+    }
+    if (op.core_attention) {
+      t.attention_fwd += o.fwd;
+      t.attention_bwd += o.bwd();
+    }
+    t.fwd += o.fwd;
+    t.bwd += o.bwd();
+    t.wgrad += o.bwd_weight;
+    const double share = workload::recompute_share(op, s.strategy.recompute);
+    t.recompute += o.fwd * share;
+    if (shares >= cost::Shares::kBesideOne) t.beside.add(op, c, share);
+    if (shares >= cost::Shares::kBesideTwo) t.beside_two.add(op, c2, share);
+    t.host_fwd += o.host_fwd;
+    t.host_bwd += o.host_bwd();
+    if (share > 0) t.host_recompute += o.host_fwd;
+  }
+  // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
+  const double recomputed = workload::recomputed_layer_fraction(s.strategy);
+  t.recompute *= recomputed;
+  t.beside.recompute *= recomputed;
+  t.beside_two.recompute *= recomputed;
+  t.host_recompute *= recomputed;
+  return t;
+}
+
+double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter) {
+  const double shared = std::max(0.0, gather - copy_in);  // what is left of the gather
+  return overlapped_s(pass.alone(),
+                      {pass.beside_group(std::min(gather, copy_in), 1),
+                       {std::max(0.0, copy_in - gather), pass.beside + pass.apart + pass.shared},
+                       pass.beside_group(2 * std::min(shared, scatter), 2),
+                       pass.beside_group(std::abs(shared - scatter), 1)});
+}
+
+LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
+  const spec::Strategy& st = s.strategy;
+  if (st.tp <= 1) return {};
+  // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
+  // all-gather before and a reduce-scatter after each block (Korthikanti §4.2.2).
+  // Priced once per kind: with SP the gathers (of BF16, and of FP8 under FP8 GEMMs) and the
+  // scatters, else the all-reduces.
+  const bool sp = st.sequence_parallel;
+  const auto edges_end = k.tp_edges.begin() + k.tp_edge_count;
+  const bool fp8_edges = std::any_of(k.tp_edges.begin(), edges_end, [](const PassTimes::Edge& e) { return e.fp8; });
+  const double gather = sp ? workload::tp_collective_s(s, CollectiveKind::kAllGather, false) : 0;
+  const double gather_fp8 = sp && fp8_edges ? workload::tp_collective_s(s, CollectiveKind::kAllGather, true) : 0;
+  const double scatter = sp ? workload::tp_collective_s(s, CollectiveKind::kReduceScatter, false) : 0;
+  const double all_reduce = sp ? 0 : workload::tp_collective_s(s, CollectiveKind::kAllReduce, false);
+  const auto seconds = [&](const PassTimes::Edge& e, bool backward) {
+    const auto kind = workload::tp_edge_collective(e.edge, backward, sp);
+    if (!kind) return 0.0;
+    if (*kind == CollectiveKind::kAllGather) return e.fp8 ? gather_fp8 : gather;
+    return *kind == CollectiveKind::kReduceScatter ? scatter : all_reduce;
+  };
+  const bool async_backward = workload::tp_async_backward(st);
+  double fwd = 0, bwd = 0;
+  for (int i = 0; i < k.tp_edge_count; ++i) {
+    const PassTimes::Edge& e = k.tp_edges[static_cast<std::size_t>(i)];
+    const double c_fwd = seconds(e, false), c_bwd = seconds(e, true);
+    // Async TP fuses each collective with its edge GEMM, which it decomposes to hide it.
+    fwd += st.overlap_tp_comm ? std::max(0.0, c_fwd - e.fwd) : c_fwd;
+    if (async_backward && e.edge == workload::BlockEdge::kStart) {
+      // Megatron's column-parallel backward: the input gradient's collective beside the weight
+      // gradient; with SP the input gathered again beside the input gradient.
+      bwd += overlapped_s(e.bwd_weight, e.beside_bwd_weight, c_bwd) - e.bwd_weight;
+      if (sp)
+        bwd += overlapped_s(e.bwd_input, e.beside_bwd_input, e.fp8 ? gather_fp8 : gather) -
+               e.bwd_input;
+    } else {
+      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd()) : c_bwd;
+    }
+  }
+  const double launches = st.sequence_parallel ? 4.0 : 2.0;
+  return {fwd, bwd + full_recompute_fraction(st) * fwd, launches, launches};
+}
+
+LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
+  const spec::Strategy& st = s.strategy;
+  if (st.cp <= 1) return {};
+  // Recomputing the attention runs its exchange again.
+  const double recomputed = workload::attention_recomputed_fraction(st);
+  if (st.cp_exchange == spec::CpExchange::kAllGather) {
+    // K and V gathered before the attention, and in backward again, with dK and dV
+    // reduce-scattered after it; the attention waits for each.
+    const double gather = workload::cp_kv_collectives_s(s, CollectiveKind::kAllGather);
+    const double scatter = workload::cp_kv_collectives_s(s, CollectiveKind::kReduceScatter);
+    return {gather, (1 + recomputed) * gather + scatter, 2, 4};
+  }
+  // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
+  // returns dK and dV. Overlapped with the attention kernel of the chunk in hand.
+  const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
+  const double fwd = overlapped_s(k.attention_fwd, k.beside.attention_fwd, ring) - k.attention_fwd;
+  const double bwd = overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * ring) - k.attention_bwd;
+  return {fwd, bwd + recomputed * fwd, 0, 0};
+}
+
+LayerComm ep_comm(const spec::Scenario& s) {
+  const spec::Strategy& st = s.strategy;
+  if (st.ep <= 1) return {};
+  // Dispatch and combine all-to-all per pass, each moving every routed token's hidden vector.
+  const double one = 2 * workload::ep_all_to_all_s(s);
+  return {one, one + full_recompute_fraction(st) * one, 2, 2};
+}
+
+LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
+                         const LayerComm& ep) {
+  const spec::Strategy& st = s.strategy;
+  const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
+  LinkSplit out;
+  for (const auto& [comm, axis] :
+       {std::pair{tp, Axis::kTp}, std::pair{cp, Axis::kCp}, std::pair{ep, Axis::kEp}}) {
+    const bool apart =
+        workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
+    LayerComm& to = apart ? out.apart : out.shared;
+    to.fwd += comm.fwd;
+    to.bwd += comm.bwd;
+  }
+  return out;
+}
+
+double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm) {
+  const double recomputed = full_recompute_fraction(s.strategy);
+  const double host_fwd = k.host_fwd + workload::host_launch_s(s, comm.launches);
+  const double host_bwd = k.host_bwd + k.host_recompute +
+                          workload::host_launch_s(s, comm.bwd_launches + recomputed * comm.launches);
+  return exposed_host_s(s.strategy, host_fwd, k.fwd + comm.fwd) +
+         exposed_host_s(s.strategy, host_bwd, k.bwd + k.recompute + comm.bwd);
+}
+
+}  // namespace stepcast::analytic

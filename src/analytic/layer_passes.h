@@ -1,0 +1,160 @@
+// A layer's passes as the closed form prices them (analytic::estimate): its kernels' times,
+// alone and beside the collectives of the other streams, how those kernels stretch beside
+// communication, and the TP, CP and EP communication each pass exposes. Internal to analytic.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+
+#include "cost/compute.h"
+#include "spec/scenario.h"
+#include "workload/operators.h"
+#include "workload/step_costs.h"
+
+namespace stepcast::analytic {
+
+// One layer's kernels per pass, for one micro-batch.
+struct PassTimes {
+  double fwd = 0;        // forward kernels
+  double bwd = 0;        // backward kernels
+  double recompute = 0;  // forward kernels re-run in backward
+  // The ops at the TP block edges (a layer has two blocks), whose GEMMs async TP fuses with the
+  // edge collectives.
+  struct Edge {
+    workload::BlockEdge edge = workload::BlockEdge::kNone;
+    bool fp8 = false;  // an FP8 GEMM: the gather at this edge moves FP8
+    double fwd = 0;
+    // The backward's input- and weight-gradient kernels, alone and beside one collective
+    // (Strategy::tp_async_backward runs a collective beside each).
+    double bwd_input = 0, bwd_weight = 0, beside_bwd_input = 0, beside_bwd_weight = 0;
+    double bwd() const { return bwd_input + bwd_weight; }
+  };
+  std::array<Edge, 4> tp_edges{};
+  int tp_edge_count = 0;
+  double attention_fwd = 0;  // core attention share of fwd, for CP overlap
+  double attention_bwd = 0;
+  double wgrad = 0;          // weight-gradient share of bwd, deferred by zero-bubble schedules
+  double host_fwd = 0, host_bwd = 0, host_recompute = 0;  // host seconds launching the kernels
+  // The same kernels beside one collective's kernel and beside two, on the SMs they leave
+  // (cost::KernelTime); zero where price() was not asked for them.
+  struct Beside {
+    double fwd = 0, bwd = 0, recompute = 0, attention_fwd = 0, attention_bwd = 0;
+    void add(const workload::Op& op, const workload::OpTime& t, double recompute_share) {
+      if (op.core_attention) {
+        attention_fwd += t.fwd;
+        attention_bwd += t.bwd();
+      }
+      fwd += t.fwd;
+      bwd += t.bwd();
+      recompute += t.fwd * recompute_share;
+    }
+  } beside, beside_two;
+};
+
+// The layer's ops priced with the given shares of the GPU beside collectives.
+PassTimes price(const workload::LayerOps& ops, const spec::Scenario& s, cost::Shares shares);
+
+// A stretch of communication: `seconds` during which kernels that take `alone` on the whole GPU
+// take `beside` instead (next to the collectives running then).
+// `rate`: the communication's progress per second while the kernels run (below 1 where they
+// share its link), at full speed once they have ended.
+struct Phase {
+  double seconds = 0, beside = 0;
+  double rate = 1;
+};
+
+// Seconds for kernels of `alone` seconds run alongside communication phases started with them:
+// they progress at each phase's rate while it lasts and at the full rate after the last, and the
+// pair ends when both have, never before the kernels alone would (callers subtract `alone`, and
+// rounding must not leave them a negative residue).
+inline double overlapped_s(double alone, std::initializer_list<Phase> phases) {
+  double t = 0, left = 1;  // left: the share of the kernels' work not yet done
+  double end = -1;
+  for (const Phase& p : phases) {
+    if (end < 0 && p.seconds > 0) {
+      const double lasts = p.seconds / p.rate;  // while the kernels run beside it
+      if (lasts >= left * p.beside) {
+        end = t + left * p.beside;
+        t = end + p.seconds - left * p.beside * p.rate;
+      } else {
+        left -= lasts / p.beside;
+        t += lasts;
+      }
+      continue;
+    }
+    t += p.seconds;
+  }
+  return std::max({end < 0 ? t + left * alone : end, t, alone});
+}
+
+// The same beside one collective of `comm` seconds.
+inline double overlapped_s(double alone, double beside, double comm) { return overlapped_s(alone, {{comm, beside}}); }
+
+// A pass on the compute stream beside the gradient group's collectives (ZeRO-3 gathers and
+// scatters, data-parallel buckets): its kernels, which run slowed beside one collective or two,
+// and its exposed TP and EP collectives, on other links than the group's (`apart`: neither
+// slows the other) or on the same links (`shared`: beside n of the group's collectives each of
+// the n + 1 gets an equal share of the bandwidth).
+struct PassStream {
+  double kernels = 0, beside = 0, beside_two = 0;
+  double apart = 0, shared = 0;
+  double alone() const { return kernels + apart + shared; }
+  // A phase of `seconds` of the group's communication, run by `n` collectives at once.
+  Phase beside_group(double seconds, int n) const {
+    const double stream = (n >= 2 ? beside_two : beside) + apart + (n + 1) * shared;
+    return {seconds, stream, stream > 0 ? (stream - shared) / stream : 1};
+  }
+};
+
+// A layer's backward beside FSDP's two collectives: the next layer's gather and this layer's
+// reduce-scatter run on streams of their own and cross the same links, so they share the
+// bandwidth while both run (2 min(gather, scatter)), each holding its SMs, and the longer one
+// finishes alone. FSDP2 first copies the gradients in on the scatter's stream (`copy_in`), a
+// kernel that crosses no link: the gather has the link to itself meanwhile.
+double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter);
+
+// Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
+inline double full_recompute_fraction(const spec::Strategy& st) {
+  return st.recompute == spec::Recompute::kFull ? workload::recomputed_layer_fraction(st) : 0;
+}
+
+// Per-layer communication and how much of it the kernels hide, for one micro-batch.
+struct LayerComm {
+  double fwd = 0, bwd = 0;  // exposed seconds per pass (recompute included in bwd)
+  double launches = 0;      // collectives the host launches per forward pass
+  double bwd_launches = 0;  // and per backward pass, recompute left out
+};
+
+// Each kind of a layer's communication, exposed per pass beside its kernels `k`: TP collectives
+// (overlapped as the strategy says), the CP exchange (a ring beside the attention, or gathers
+// before it) and the EP all-to-alls.
+LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k);
+LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k);
+LayerComm ep_comm(const spec::Scenario& s);
+
+// A layer's exposed TP communication (`tp`), CP exchange (`cp`) and EP all-to-alls (`ep`) by the
+// links they cross: other links than the gradient group's (workload::spanned_level), or the same.
+struct LinkSplit {
+  LayerComm apart, shared;
+};
+LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
+                         const LayerComm& ep);
+
+// GPU idle time of a pass whose kernels take `gpu` seconds and `host` seconds to launch. The host
+// runs ahead of the GPU, so the pass lasts max(GPU time, host time); when each launch blocks until
+// its kernel has finished, the two take turns and the GPU waits for all of the host's time.
+inline double exposed_host_s(const spec::Strategy& st, double host, double gpu) {
+  return st.launch_blocking ? host : std::max(0.0, host - gpu);
+}
+
+// The GPU idle time of one layer's forward and backward passes of one micro-batch, the host
+// launching its kernels and the collectives on the compute stream.
+double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm);
+
+// The same for the embedding and output head, which run no collectives.
+inline double edge_host_s(const spec::Strategy& st, const PassTimes& k) {
+  return exposed_host_s(st, k.host_fwd, k.fwd) + exposed_host_s(st, k.host_bwd, k.bwd);
+}
+
+}  // namespace stepcast::analytic
