@@ -272,9 +272,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // Every hop of the fill and drain carries one transfer each way. Under ZeRO-3 the stage a
   // transfer leaves starts gathering the first layers it runs next (below, in the pipeline's
   // waits); where the transfers cross the gradient group's links, the two share them.
-  // (Blocking collectives prefetch nothing.)
-  const bool zero3_prefetch =
-      st.zero_stage >= 3 && st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking;
+  const bool zero3_prefetch = st.prefetches_zero3_gathers();
   const double hop_shared = zero3_prefetch && workload::crosses_gradient_links(st, s.cluster, Axis::kPp)
                                 ? std::min(transfer, std::min(2.0, layers) * layer.gather)
                                 : 0;

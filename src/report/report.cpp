@@ -106,7 +106,7 @@ std::string uneven_chunks_note(const spec::Scenario& s) {
 // that cross the same links take bandwidth from them, which the closed form does not share.
 std::string shared_zero3_links_note(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  if (st.zero_stage < 3 || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) return {};
+  if (!st.prefetches_zero3_gathers()) return {};
   const bool pipeline = workload::crosses_gradient_links(st, s.cluster, spec::Axis::kPp);
   const bool ring = st.cp_exchange == spec::CpExchange::kRing &&
                     workload::crosses_gradient_links(st, s.cluster, spec::Axis::kCp);

@@ -188,6 +188,11 @@ struct Strategy {
   std::vector<Axis> placement = {Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};  // innermost first
 
   int micro_batches() const { return global_batch / (dp * micro_batch); }
+  // ZeRO-3 whose gathers run on a stream of their own, ahead of the layers (not DeepSpeed 0.3.x's
+  // blocking ones): they fill the pipeline's waits and share the links of whatever crosses them.
+  bool prefetches_zero3_gathers() const {
+    return zero_stage >= 3 && sharded_collectives != ShardedCollectives::kPerTensorBlocking;
+  }
 };
 
 }  // namespace stepcast::spec
