@@ -9,7 +9,7 @@ kernels both ways, so that the difference can be measured instead of guessed.
 
 Writes into OUT:
   gemm.csv          arch,b,m,n,k,dtype,flops (tools/gemm_grid_yaml.py reads it), the grid
-                    m, n, k in {256 .. 4096} twice: arch ARCH-idle (half a second of idle before
+                    m, n, k in {256 .. 4096} twice: arch ARCH-idle (a quarter second of idle before
                     each shape, a short loop) and ARCH-loaded (after a heat soak, each shape
                     right after 0.2 s of the largest GEMM)
   attention.csv     backend,batch,heads,seq,head_dim,pass,seconds,tflops: causal
@@ -104,7 +104,7 @@ def measure_gemms(arch, soak_s, clocks):
         for n in SIZES:
             for k in SIZES:
                 fn = gemm(m, n, k)
-                time.sleep(0.5)
+                time.sleep(0.25)
                 rows.append((f"{arch}-idle", 1, m, n, k, DTYPE, 2 * m * n * k / timed(fn, 0.002)))
     heavy = gemm(8192, 8192, 8192)
     stop, t0 = threading.Event(), time.time()

@@ -144,6 +144,7 @@ struct Software {
   spec::CpExchange cp_exchange = spec::CpExchange::kRing;
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
   bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
+  bool hidden_dropout = true;    // the model's own dropout (Megatron's 0.1 for GPT-style models)
 };
 
 Software software_of(std::string_view source, std::string_view model, std::string_view notes, std::string_view gpu,
@@ -203,7 +204,8 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // ring (§3.3.2).
     sw.cp_exchange = spec::CpExchange::kAllGather;
     sw.placement = {Axis::kTp, Axis::kCp, Axis::kPp, Axis::kEp, Axis::kDp};
-  } else if (contains(source, "torchtitan")) {
+  } else if (contains(source, "torchtitan") || contains(source, "measure_step")) {
+    // tools/measure_step.py trains as torchtitan does (data/validation/README.md).
     // FSDP2 with reduce_dtype float32; with pipeline parallelism torchtitan does not reshard
     // parameters after forward (ZeRO-2-like).
     sw.zero_stage = pp > 1 ? 2 : 3;
@@ -221,6 +223,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // Its TP plan shards the norms and the blocks' outputs along the sequence (SequenceParallel,
     // output_layouts=Shard(1) in models/llama/parallelize_llama.py, apply_tp).
     sw.tp_shards_sequence = true;
+    sw.hidden_dropout = false;  // its models have no dropout
   } else if (contains(source, "Megatron-Bridge")) {
     // Megatron-Core as NVIDIA's performance recipes run it (Megatron-Bridge scripts/performance,
     // NeMo 25.09-26.02): the distributed optimizer, gradients reduced in BF16
@@ -362,6 +365,7 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
     m.mlp = spec::MlpKind::kSwiglu;
     m.norm = spec::NormKind::kRmsNorm;
     m.position = spec::PositionKind::kRope;
+    m.tied_embeddings = contains(name, "Llama 3.2");  // 1B and 3B tie them (tie_word_embeddings)
   } else if (contains(name, "MPT")) {
     m.position = spec::PositionKind::kAlibi;
     m.tied_embeddings = true;
@@ -494,6 +498,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.fused_cross_entropy = sw.fused_cross_entropy;
   st.pp_scatter_gather = sw.pp_scatter_gather;
   st.launch_blocking = sw.launch_blocking;
+  if (!sw.hidden_dropout) s.model.hidden_dropout = 0;
   if (contains(c.model, "Float8") || contains(c.model, "FP8")) st.dtype = Dtype::kFp8;
   // The framework caches FP8 weights; a row that trains in BF16 has none to cache.
   st.fp8_weight_cache = sw.fp8_weight_cache && st.dtype == Dtype::kFp8;

@@ -45,6 +45,8 @@ void expect_ratchet(const Report& r, const std::map<std::string, double>& limits
 
 // A one-source table shipped in data/validation: its row count and its ratchet, and under the
 // closed form that every run fits.
+constexpr const char* kMeasuredH100 = "stepcast tools/measure_step.py, one H100 (PyTorch 2.11)";
+
 void expect_shipped_within(const std::string& name, Engine engine, int rows,
                            const std::string& source, double limit) {
   const Report r = validate_shipped(name, engine);
@@ -350,6 +352,17 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   // for the input just received too.
   EXPECT_LE(r.overall.mape,
             0.0936);  // 0.0932 with each linear bias's gradient summed in a kernel of its own
+}
+
+// Training steps measured by tools/measure_step.py on one H100: every setting known.
+TEST(ValidationSuite, MeasuredH100StepsStayWithinTheirRatchet) {
+  // Stop 44 (2026-11-27): 0.1437 when first added, every row predicted too fast (5-24%): 0.14378.
+  expect_shipped_within("measured_h100_steps.csv", Engine::kAnalytic, 9, kMeasuredH100, 0.1438);
+}
+
+TEST(ValidationSuite, MeasuredH100StepsThroughTheSimulatorStayWithinTheirRatchet) {
+  // Stop 44 (2026-11-27): 0.1428 when first added.
+  expect_shipped_within("measured_h100_steps.csv", Engine::kSimulation, 9, kMeasuredH100, 0.1428);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
