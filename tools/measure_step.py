@@ -230,7 +230,10 @@ def run_case(name, out, steps):
 
     if c["sdpa"] == "flash":
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        sdpa_kernel(SDPBackend.FLASH_ATTENTION).__enter__()  # for the rest of this process
+        # Entered for the rest of this process; the context object must outlive the steps, or its
+        # collection restores SDPA's default choice (cuDNN on an H100).
+        backend = sdpa_kernel(SDPBackend.FLASH_ATTENTION)
+        backend.__enter__()
     t0 = time.time()
     for _ in range(3):
         step()
@@ -283,6 +286,10 @@ def run_case(name, out, steps):
         et.stop()
         et.unregister_callback()
     prof.export_chrome_trace(os.path.join(out, "trace.json"))
+    # Which attention SDPA ran (aten::_scaled_dot_product_flash_attention, ..._cudnn_attention, ...)
+    result["sdpa_ops"] = sorted({e.name for e in prof.events() if e.name.startswith("aten::_scaled_dot_product")})
+    with open(os.path.join(out, "result.json"), "w") as f:
+        json.dump(result, f, indent=2)
     for plain in ("trace.json", "et.json"):
         path = os.path.join(out, plain)
         if os.path.exists(path):

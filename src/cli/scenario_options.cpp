@@ -101,8 +101,8 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--schedule", o.schedule, "Pipeline schedule (default 1f1b; interleaved when --vp > 1)")
       ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
   cmd.add_option("--attention", o.attention,
-                 "Attention kernel: flash (FlashAttention-2), flash-v1 (FlashAttention 1 or a Triton kernel of its time) or unfused")
-      ->check(CLI::IsMember({"flash", "flash-v1", "unfused"}))
+                 "Attention kernel: flash (FlashAttention-2), cudnn (cuDNN's fused attention: PyTorch's SDPA on an H100), flash-v1 (FlashAttention 1 or a Triton kernel of its time) or unfused")
+      ->check(CLI::IsMember({"flash", "cudnn", "flash-v1", "unfused"}))
       ->capture_default_str();
   cmd.add_option("--elementwise", o.elementwise,
                  "Elementwise ops: fused kernels (Megatron), eager PyTorch reference code, or compiled")
@@ -244,6 +244,7 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                                                         : spec::GradAccumulation::kSeparateKernel;
   st.attention = o.attention == "unfused"    ? spec::AttentionKernel::kUnfused
                  : o.attention == "flash-v1" ? spec::AttentionKernel::kFlashV1
+                 : o.attention == "cudnn"    ? spec::AttentionKernel::kCudnn
                                              : spec::AttentionKernel::kFlash;
   st.pipeline_transfers = o.pipeline_transfers == "stream"  ? spec::PipelineTransfers::kStreamOrdered
                           : o.pipeline_transfers == "async" ? spec::PipelineTransfers::kAsynchronous

@@ -223,9 +223,14 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
   return odd_width(fwd, fp8, gpu) > 0 ? scaled(times, kMisalignedSlowdown) : times;
 }
 
-KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
-                          Beside beside) {
-  const double efficiency = relative_rate * gpu.attention_efficiency * keys / (keys + gpu.attention_half_keys);
+AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel kernel) {
+  if (kernel == spec::AttentionKernel::kCudnn) return {gpu.cudnn_attention_efficiency, gpu.cudnn_attention_half_keys};
+  return {gpu.attention_efficiency, gpu.attention_half_keys};
+}
+
+KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, AttentionCurve curve,
+                          const spec::GpuSpec& gpu, Beside beside) {
+  const double efficiency = relative_rate * curve.efficiency * keys / (keys + curve.half_keys);
   const double math = flops / (gpu.peak_bf16_flops * efficiency * clock_factor(gpu));
   const double traffic = bytes / (gpu.hbm_bandwidth_Bps * gpu.memory_efficiency);
   // Beside collectives the math runs on the SMs left, at their share of the rate.

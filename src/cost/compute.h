@@ -67,10 +67,17 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
                                   const spec::GpuSpec& gpu, Beside beside, double row_chunks = 1);
 
-/// A FlashAttention kernel of `flops` (causal-skipped count) over sequences with `keys` key
-/// positions, moving `bytes`, at `relative_rate` times the GPU's FlashAttention-2 rate.
-KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, const spec::GpuSpec& gpu,
-                          Beside beside);
+/// A fused attention kernel's rate: efficiency x keys / (keys + half_keys) of peak_bf16.
+struct AttentionCurve {
+  double efficiency, half_keys;
+};
+/// The GPU's curve for `kernel`: cuDNN's where asked for, else FlashAttention-2's.
+AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel kernel);
+
+/// A fused attention kernel of `flops` (causal-skipped count) over sequences with `keys` key
+/// positions, moving `bytes`, at `relative_rate` times the rate of `curve`.
+KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, AttentionCurve curve,
+                          const spec::GpuSpec& gpu, Beside beside);
 
 /// Seconds for a bandwidth-bound kernel moving `bytes` while collectives beside it take
 /// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and

@@ -31,6 +31,9 @@ struct GpuSpec {
   // softmax bookkeeping is amortised over the keys. 384 is the A100's curve (Dao 2023,
   // FlashAttention-2, Fig. 4 and 5: head dim 128, causal, 512 -> 16k), the default.
   double attention_half_keys = 384;
+  // The same curve for cuDNN's fused attention (--attention cudnn); 0: not measured on this GPU.
+  double cudnn_attention_efficiency = 0;
+  double cudnn_attention_half_keys = 0;
   double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
   // Measured BF16 GEMM throughput / peak_bf16 of single GEMMs whose m, n and k each take one of
   // `sizes` (ascending), at index (i_m * S + i_n) * S + i_k for S sizes; empty where none was

@@ -271,6 +271,7 @@ class Checker {
     check_positions();
     check_sequence_parallel();
     check_context_parallel();
+    check_attention_kernel();
   }
 
   // A learned position embedding has one row per position it was trained for: a longer
@@ -297,6 +298,15 @@ class Checker {
   // ring step folds one K/V block into an online softmax, as FlashAttention does; unfused
   // attention softmaxes whole score rows (Megatron-Core's unfused DotProductAttention asserts
   // context_parallel_size == 1).
+  // cuDNN's attention is priced by the GPU file's own curve for it, measured on few GPUs.
+  void check_attention_kernel() {
+    const GpuSpec& gpu = sc_.cluster.gpu;
+    if (st_.attention != AttentionKernel::kCudnn || gpu.cudnn_attention_efficiency > 0) return;
+    problem("--attention cudnn needs the GPU's measured cuDNN attention rate, which " + gpu.name +
+            " has not (cudnn_attention_efficiency in its GPU file; measured for h100-sxm); use --attention flash, or " +
+            "add cudnn_attention_efficiency and cudnn_attention_half_keys to a GPU file");
+  }
+
   void check_context_parallel() {
     if (st_.cp <= 1) return;
     if (st_.attention == AttentionKernel::kUnfused) {
@@ -467,6 +477,8 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.memory_efficiency", g.memory_efficiency);
   d.field("cluster.gpu.attention_efficiency", g.attention_efficiency);
   d.field("cluster.gpu.attention_half_keys", g.attention_half_keys);
+  d.field("cluster.gpu.cudnn_attention_efficiency", g.cudnn_attention_efficiency);
+  d.field("cluster.gpu.cudnn_attention_half_keys", g.cudnn_attention_half_keys);
   d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);
   d.field("cluster.gpu.gemm_grid.sizes", g.gemm_grid.sizes);
   d.field("cluster.gpu.gemm_grid.efficiency", g.gemm_grid.efficiency);

@@ -18,11 +18,13 @@ enum class Schedule { kGpipe, k1F1B, kInterleaved, kZeroBubbleH1 };
 enum class Recompute { kNone, kSelective, kFull, kOp };
 enum class Dtype { kFp32, kBf16, kFp16, kFp8 };
 /// The attention kernel the framework runs: fused FlashAttention-2 (2023+; GpuSpec's
-/// attention_efficiency); the first FlashAttention generation (FlashAttention 1 and the Triton
-/// kernels of its time, such as llm-foundry's attn_impl triton), the same algorithm at about half
-/// that rate; or the unfused matmul-softmax-matmul of earlier Megatron releases, which writes the
-/// s x s score matrix to HBM.
-enum class AttentionKernel { kFlash, kFlashV1, kUnfused };
+/// attention_efficiency); cuDNN's fused flash attention, the same algorithm (what PyTorch's
+/// scaled_dot_product_attention picks on an H100 with PyTorch 2.11; GpuSpec's
+/// cudnn_attention_efficiency); the first FlashAttention generation (FlashAttention 1 and the
+/// Triton kernels of its time, such as llm-foundry's attn_impl triton), at about half the
+/// FlashAttention-2 rate; or the unfused matmul-softmax-matmul of earlier Megatron releases,
+/// which writes the s x s score matrix to HBM.
+enum class AttentionKernel { kFlash, kCudnn, kFlashV1, kUnfused };
 /// How the framework runs the elementwise ops around the GEMMs: one hand-fused kernel per op
 /// (Megatron, apex, Transformer Engine, llm-foundry); eager PyTorch reference code (torchtitan and
 /// Hugging Face Llama without compile: RMSNorm, RoPE and SwiGLU as chains of FP32 kernels); or

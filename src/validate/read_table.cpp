@@ -224,6 +224,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // output_layouts=Shard(1) in models/llama/parallelize_llama.py, apply_tp).
     sw.tp_shards_sequence = true;
     sw.hidden_dropout = false;  // its models have no dropout
+    // PyTorch 2.11's SDPA ran cuDNN's attention on the H100 (the traces' kernels), except where
+    // the row forced FlashAttention-2.
+    if (contains(source, "measure_step") && !contains(model, "FlashAttention-2")) sw.attention = AttentionKernel::kCudnn;
   } else if (contains(source, "Megatron-Bridge")) {
     // Megatron-Core as NVIDIA's performance recipes run it (Megatron-Bridge scripts/performance,
     // NeMo 25.09-26.02): the distributed optimizer, gradients reduced in BF16

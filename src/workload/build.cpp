@@ -315,7 +315,9 @@ class StepBuilder {
 
   void layer_pass(int layer, int mb, OpPass mode) {
     const ShardedLayer& sharded = layer_kind(layer).sharded;
-    const bool fsdp = st_.zero_stage >= 3 && st_.dp * st_.cp > 1;
+    // FSDP2 copies around its collectives even on one rank (workload::fsdp2_copies).
+    const bool fsdp = st_.zero_stage >= 3 && (st_.dp * st_.cp > 1 ||
+                                              st_.sharded_collectives == spec::ShardedCollectives::kPerParameter);
     const bool blocking = st_.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking;
     if (fsdp && (mode == OpPass::kForward || mode == OpPass::kBackward)) {
       if (blocking) {

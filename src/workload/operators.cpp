@@ -89,9 +89,10 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // norms. Its trained scale (and a LayerNorm's shift) is `width` wide.
 constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;  // per element
 constexpr double kNativeLayerNormElements = 3, kNativeLayerNormBwdElements = 8;  // per element
-Op norm(const char* name, double rows, double width, double e, const Scenario& s) {
+// `eager_code`: the norm runs as PyTorch reference code, not fused or compiled.
+Op norm(const char* name, double rows, double width, double e, const Scenario& s, bool eager_code) {
   const double elements = rows * width;
-  Op op = !eager(s) ? kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3)
+  Op op = !eager_code ? kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3)
           : s.model.norm == spec::NormKind::kRmsNorm
               ? kernel_chain(name, kEagerRmsNormBytes * elements, kEagerRmsNormBwdBytes * elements, 8, 12)
               : kernel_chain(name, kNativeLayerNormElements * e * elements,
@@ -101,6 +102,15 @@ Op norm(const char* name, double rows, double width, double e, const Scenario& s
   op.biases = s.model.norm == spec::NormKind::kLayerNorm ? 1 : 0;
   return op;
 }
+
+Op norm(const char* name, double rows, double width, double e, const Scenario& s) {
+  return norm(name, rows, width, e, s, eager(s));
+}
+
+// torch.compile as torchtitan applies it compiles each transformer block; the final norm and the
+// loss after the blocks run eagerly (the Kineto trace of data/measurements/h100-steps/
+// llama8b-4l-compiled: aten's softmax kernels and FP32 casts around the loss, no Triton).
+bool eager_head(const Scenario& s) { return s.strategy.elementwise != Elementwise::kFusedKernels; }
 
 // RoPE on q and k. Fused: read and write each element once. Eager (torchtitan
 // apply_rotary_emb): x.float(), complex multiply, type_as per tensor, 6 + 8 + 6 = 20 bytes per
@@ -132,12 +142,12 @@ Op logit_softcap(double logits, double e, const Scenario& s) {
 //   in 9 kernels.
 // - eager F.cross_entropy(logits.float()): cast and log-softmax, 14 bytes in 3 kernels; backward
 //   22 bytes in 4 (NLL's scatter into zeros, log-softmax's backward, the cast).
-// - a fused kernel (Transformer Engine, flash-attn, Megatron-Core's loss fusion, torch.compile):
+// - a fused kernel (Transformer Engine, flash-attn, Megatron-Core's loss fusion):
 //   reads the BF16 logits and writes FP32 row statistics and the loss; backward writes the BF16
 //   gradient from the saved FP32 softmax.
 Op cross_entropy(double logits, double e, const Scenario& s) {
-  if (eager(s)) return kernel_chain("cross_entropy", 14 * logits, 22 * logits, 3, 4);
-  if (!s.strategy.fused_cross_entropy && s.strategy.elementwise != Elementwise::kCompiled) {
+  if (eager_head(s)) return kernel_chain("cross_entropy", 14 * logits, 22 * logits, 3, 4);
+  if (!s.strategy.fused_cross_entropy) {
     return kernel_chain("cross_entropy", 38 * logits, 14 * logits, 26, 9);
   }
   return memory_op("cross_entropy", (e + 2 * kFp32Bytes) * logits, (kFp32Bytes + e) / (e + 2 * kFp32Bytes));
@@ -180,8 +190,10 @@ Op scaled_masked_softmax(double elements, double e, bool fused) {
 // (run_fmha_fwd dispatches on d <= 32, <= 64, <= 128, each kernel's traits fixed at that width;
 // the Triton kernel of its time pads to the next power of two, the same above 16);
 // FlashAttention-2 rounds up to a multiple of 32, of 64 above 128 (flash_api.cpp,
-// head_size_rounded). Heads wider than FlashAttention 1's 128 are left as they are.
+// head_size_rounded). Heads wider than FlashAttention 1's 128 are left as they are. cuDNN's
+// kernels take any width that is a multiple of 8 (its SDPA's support matrix), padded so.
 double kernel_head_width(AttentionKernel kernel, double width) {
+  if (kernel == AttentionKernel::kCudnn) return std::ceil(width / 8) * 8;
   if (kernel == AttentionKernel::kFlashV1) {
     for (const double compiled : {32.0, 64.0, 128.0}) {
       if (width <= compiled) return compiled;
@@ -485,7 +497,7 @@ LayerOps head_ops(const Scenario& s) {
   const double tokens = local_tokens(s);
   const double vocab = static_cast<double>(m.vocab) / s.strategy.tp;
   LayerOps out;
-  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, s));
+  out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, s, eager_head(s)));
   out.add(linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false));
   if (m.logit_softcap > 0) out.add(logit_softcap(tokens * vocab, e, s));
   out.add(cross_entropy(tokens * vocab, e, s));

@@ -140,10 +140,10 @@ double weight_accumulation_s(const Op& op, const spec::Scenario& s) {
   return cost::memory_time_s(bytes * op.k * op.n * op.instances / shard, s.cluster.gpu);
 }
 
-// FSDP2 copies only around collectives that run: a group of one gathers nothing.
+// FSDP2 copies around its collectives even on a group of one, where the collectives move
+// nothing (the Kineto traces of data/measurements/h100-steps: fully_shard on one H100).
 bool fsdp2_copies(const spec::Scenario& s) {
-  return s.strategy.sharded_collectives == spec::ShardedCollectives::kPerParameter &&
-         gradient_group(s.strategy).size > 1;
+  return s.strategy.sharded_collectives == spec::ShardedCollectives::kPerParameter;
 }
 
 // Bytes of one CP rank's chunk of keys, values or both (`head_dim`: their width per KV head) on one
@@ -280,9 +280,10 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
             : 0;
     return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra, accumulation + bias_grad);
   }
-  return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, gpu, overlap.beside),
+  const cost::AttentionCurve curve = cost::attention_curve(gpu, s.strategy.attention);
+  return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, curve, gpu, overlap.beside),
              cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n,
-                                  op.relative_rate, gpu, overlap.beside),
+                                  op.relative_rate, curve, gpu, overlap.beside),
              {}, 0, 0, 0);
 }
 
@@ -387,16 +388,26 @@ double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer) {
   return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s, moe_layer);
 }
 
+// A gather's copies, each a read and a write: every rank casts its FP32 shard to BF16 (FSDP2's
+// mixed precision keeps FP32 parameters) and copies that into the gather's input; the gathered
+// buffer is then copied out into the layer's parameters. A group of one gathers in place, and
+// its trace shows the cast and one copy per parameter, no copy-out.
 double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer) {
   if (!fsdp2_copies(s)) return 0;
-  return cost::memory_time_s(2 * kGatheredParamBytes * fsdp_layer_params(s, moe_layer),
-                             s.cluster.gpu);  // read, write
+  const double ranks = gradient_group(s.strategy).size;
+  const double params = fsdp_layer_params(s, moe_layer);
+  const double shard = (kFp32Bytes + kGatheredParamBytes + 2 * kGatheredParamBytes) * params / ranks;
+  const double gathered = ranks > 1 ? 2 * kGatheredParamBytes * params : 0;
+  return cost::memory_time_s(shard + gathered, s.cluster.gpu);
 }
 
+// A reduction's copies: the gradients, at the precision of the layer's activations, go into a
+// flat buffer cast to the reduction's precision; a group of one then copies that buffer into the
+// reduced gradient (a read and a write) where a group would reduce-scatter it.
 double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer) {
   if (!fsdp2_copies(s)) return 0;
-  // The backward's gradients are at the precision of the layer's activations.
-  const double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
+  double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
+  if (gradient_group(s.strategy).size == 1) bytes += 2 * gradient_bytes(s.strategy);
   return cost::memory_time_s(bytes * fsdp_layer_params(s, moe_layer), s.cluster.gpu);
 }
 
