@@ -118,6 +118,14 @@ TEST(Scenario, ReplicaGpusIsTheModelParallelProductUpToTheGpus) {
   EXPECT_EQ(replica_gpus(st, 2147483647), std::nullopt);
 }
 
+TEST(Scenario, CudnnAttentionRunsWhereTheGpuHasItsMeasuredCurve) {
+  Scenario s = valid_scenario();
+  s.strategy.attention = AttentionKernel::kCudnn;
+  s.cluster.gpu.cudnn_attention_efficiency = 0.582;
+  s.cluster.gpu.cudnn_attention_half_keys = 838;
+  EXPECT_NO_THROW(complete_and_validate(s));
+}
+
 TEST(Scenario, NotFittingInMemoryIsNotAViolation) {
   Scenario s = valid_scenario();
   s.model.layers = 128;
@@ -256,6 +264,15 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "cp 2 needs FlashAttention-style attention (ring attention merges one key/value "
                   "block at a time); use --attention flash, or cp 1 with unfused attention"},
+        Violation{"CudnnAttentionOnAGpuWithoutItsMeasuredCurve", false,
+                  [](Scenario& s) {
+                    s.cluster.gpu.name = "a100-80g";
+                    s.strategy.attention = AttentionKernel::kCudnn;
+                  },
+                  "--attention cudnn needs the GPU's measured cuDNN attention rate, which a100-80g "
+                  "has not (cudnn_attention_efficiency in its GPU file; measured for h100-sxm); use "
+                  "--attention flash, or add cudnn_attention_efficiency and cudnn_attention_half_keys "
+                  "to a GPU file"},
         Violation{
             "SequenceLongerThanLearnedPositions", false,
             [](Scenario& s) {

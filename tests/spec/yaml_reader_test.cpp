@@ -193,9 +193,15 @@ TEST(YamlReader, ReadsGpuQuantitiesInSiUnits) {
   EXPECT_DOUBLE_EQ(g.fp8_matmul_efficiency, 0);
 }
 
-TEST(YamlReader, AttentionHalfKeysDefaultsToTheA100CurveAndCanBeGiven) {
+TEST(YamlReader, AttentionHalfKeysDefaultsToTheA100CurveAndCudnnsCurveToNone) {
   EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", kGpu).attention_half_keys, 384);
   EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", std::string(kGpu) + "attention_half_keys: 310\n").attention_half_keys, 310);
+  // cuDNN's curve is optional: absent, the GPU has none (--attention cudnn is refused).
+  EXPECT_EQ(read_gpu_yaml("g.yaml", kGpu).cudnn_attention_efficiency, 0);
+  const spec::GpuSpec cudnn = read_gpu_yaml(
+      "g.yaml", std::string(kGpu) + "cudnn_attention_efficiency: 0.582\ncudnn_attention_half_keys: 838\n");
+  EXPECT_DOUBLE_EQ(cudnn.cudnn_attention_efficiency, 0.582);
+  EXPECT_DOUBLE_EQ(cudnn.cudnn_attention_half_keys, 838);
 }
 
 TEST(YamlReader, ConvertsNicsPerNodeToPerGpuBandwidth) {

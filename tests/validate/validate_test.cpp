@@ -221,6 +221,30 @@ TEST(ReadTable, MegatronBridgeRowsRunNvidiasPerformanceRecipes) {
   EXPECT_EQ(st.grad_accumulation, spec::GradAccumulation::kFusedIntoGemm);
 }
 
+TEST(ReadTable, MeasuredH100StepsRunTorchtitansTrainingWithTheAttentionSdpaRan) {
+  // data/validation/measured_h100_steps.csv lines 2 and 3, notes left out: SDPA's default
+  // (cuDNN on an H100) and FlashAttention-2 forced.
+  const std::string rows =
+      "\"stepcast tools/measure_step.py, one H100 (PyTorch 2.11)\",\"Llama 3.1 8B, 4 of 32 layers\","
+      "1.923,4,4096,14336,32,8,128256,8192,H100 80GB HBM3 (700 W),dgx-h100,1,1,1,1,1,1,1,1,1,none,no,,,,0.20021,yes,\n"
+      "\"stepcast tools/measure_step.py, one H100 (PyTorch 2.11)\",\"Llama 3.1 8B, 4 of 32 layers "
+      "[FlashAttention-2]\",1.923,4,4096,14336,32,8,128256,8192,H100 80GB HBM3 (700 W),dgx-h100,1,1,1,1,1,1,1,1,1,"
+      "none,no,,,,0.21373,yes,\n";
+  const std::vector<Case> cases = read_table("m.csv", std::string(kPublishedHeader) + rows, {});
+  ASSERT_EQ(cases.size(), 2u);
+  for (const Case& c : cases) {
+    ASSERT_EQ(c.reason, "");
+    const spec::Strategy& st = c.scenario.strategy;
+    EXPECT_EQ(st.zero_stage, 3);
+    EXPECT_EQ(st.sharded_collectives, spec::ShardedCollectives::kPerParameter);
+    EXPECT_EQ(st.optimizer_step, spec::OptimizerStep::kInPlace);
+    EXPECT_EQ(st.elementwise, spec::Elementwise::kEager);
+    EXPECT_EQ(c.scenario.model.hidden_dropout, 0);
+  }
+  EXPECT_EQ(cases[0].scenario.strategy.attention, spec::AttentionKernel::kCudnn);
+  EXPECT_EQ(cases[1].scenario.strategy.attention, spec::AttentionKernel::kFlash);
+}
+
 TEST(ReadTable, ABf16MegatronBridgeRowIsPredictedWithoutTheFp8WeightCache) {
   // The same row relabelled BF16: Transformer Engine's weight cache exists only for FP8 weights,
   // so the row must not ask for it (an FP8 weight cache without FP8 GEMMs is an input error).
