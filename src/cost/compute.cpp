@@ -24,7 +24,8 @@ constexpr double kMinSplitK = 128;
 // in the 4-, 8- or 16-byte vectors that tensor-core kernels copy with (cp.async), so cuBLAS falls
 // back to a kernel of element-wise loads. Netflix measured the language-model head of an unpadded
 // vocabulary at three times its padded time ("Scaling LLM Post-Training at Netflix", Netflix
-// Technology Blog, Feb 2026: a slower CUTLASS path "tripling that layer's execution time").
+// Technology Blog, Feb 2026: a slower CUTLASS path "tripling that layer's execution time"), the
+// factor where the GPU file gives no measured rate for these kernels (misaligned_gemm_efficiency).
 constexpr double kMisalignedSlowdown = 3;
 
 // Tiles of kTileM or kTileN outputs one GEMM dimension spans.
@@ -220,7 +221,15 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
     times.fwd = scaled(pieces.fwd, row_chunks);
     times.input_grad = scaled(pieces.input_grad, row_chunks);
   }
-  return odd_width(fwd, fp8, gpu) > 0 ? scaled(times, kMisalignedSlowdown) : times;
+  if (odd_width(fwd, fp8, gpu) <= 0) return times;
+  if (gpu.misaligned_gemm_efficiency <= 0) return scaled(times, kMisalignedSlowdown);
+  // Each of the three GEMMs at the measured rate of the fallback kernels, none faster than aligned.
+  const double seconds = 2 * fwd.m * fwd.n * fwd.k * fwd.instances /
+                         (gpu.peak_bf16_flops * gpu.misaligned_gemm_efficiency * clock_factor(gpu));
+  const auto at_measured_rate = [&](const KernelTime& t) {
+    return t.whole > 0 ? scaled(t, std::max(1.0, seconds / t.whole)) : t;
+  };
+  return {at_measured_rate(times.fwd), at_measured_rate(times.input_grad), at_measured_rate(times.weight_grad)};
 }
 
 AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel kernel) {

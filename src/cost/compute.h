@@ -57,7 +57,8 @@ struct LinearGemmTimes {
 
 /// A 16-bit linear layer's odd width (n, else k), or 0 where both are even or its GEMMs run in
 /// FP8 (`fp8` on a GPU with an FP8 peak). With rows of odd length they cannot be loaded in
-/// vectors, and the layer's GEMMs take three times as long (linear_gemm_times).
+/// vectors, and the layer's GEMMs run at the GPU's measured rate for such kernels, or take three
+/// times as long where it has none (linear_gemm_times).
 double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8

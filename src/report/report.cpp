@@ -73,7 +73,7 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
   for (const workload::OddWidthLinear& linear : workload::odd_width_linears(s)) {
     out += fmt::format(
         "\nnote: {} is {:.0f} wide per GPU, an odd width: its GEMMs cannot load their rows in vectors and "
-        "take three times as long (docs/model.md section 2). Pad it to a multiple of 64.\n",
+        "run on slower kernels (docs/model.md section 2). Pad it to a multiple of 64.\n",
         linear.name, linear.width);
   }
   if (!workload::megatron_softmax_fused(s)) {

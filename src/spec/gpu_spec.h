@@ -34,6 +34,9 @@ struct GpuSpec {
   // The same curve for cuDNN's fused attention (--attention cudnn); 0: not measured on this GPU.
   double cudnn_attention_efficiency = 0;
   double cudnn_attention_half_keys = 0;
+  // BF16/FP16 GEMMs with an odd leading dimension, which cannot load rows in vectors: their
+  // measured rate / peak_bf16; 0: three times the aligned GEMM's time (cost/compute.cpp).
+  double misaligned_gemm_efficiency = 0;
   double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
   // Measured BF16 GEMM throughput / peak_bf16 of single GEMMs whose m, n and k each take one of
   // `sizes` (ascending), at index (i_m * S + i_n) * S + i_k for S sizes; empty where none was

@@ -370,13 +370,15 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
 TEST(ValidationSuite, MeasuredH100StepsStayWithinTheirRatchet) {
   // Stop 44 (2026-11-27): 0.1438 (0.14378) when first added, every row predicted too fast
   // (5-24%); 0.1303 (0.13027) with cuDNN's attention as the runs had it, FSDP2's copies on one
-  // rank and the loss eager under per-block compile.
-  expect_shipped_within("measured_h100_steps.csv", Engine::kAnalytic, 9, kMeasuredH100, 0.1303);
+  // rank and the loss eager under per-block compile; 0.1092 (0.10916) with the GPT-2 head's GEMMs
+  // at the rate measured for odd widths on the H100.
+  expect_shipped_within("measured_h100_steps.csv", Engine::kAnalytic, 9, kMeasuredH100, 0.1092);
 }
 
 TEST(ValidationSuite, MeasuredH100StepsThroughTheSimulatorStayWithinTheirRatchet) {
-  // Stop 44 (2026-11-27): 0.1428 (0.14275) when first added; 0.1301 (0.13004), as above.
-  expect_shipped_within("measured_h100_steps.csv", Engine::kSimulation, 9, kMeasuredH100, 0.1301);
+  // Stop 44 (2026-11-27): 0.1428 (0.14275) when first added; 0.1301 (0.13004), as above; 0.1090
+  // (0.10893) with the odd-width GEMMs' measured rate.
+  expect_shipped_within("measured_h100_steps.csv", Engine::kSimulation, 9, kMeasuredH100, 0.1090);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
