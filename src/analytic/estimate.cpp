@@ -178,6 +178,7 @@ Estimate estimate_with(const spec::Scenario& s) {
     double layers = 0, moe_share = 0;
     double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
     double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
+    double root = 0;  // ZeRO-3's root unit, exposed per micro-batch (in edge_fwd and edge_bwd)
     double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
   };
   const workload::ChunkLayout chunk_layout(m.layers, st.pp * st.vp);
@@ -205,6 +206,10 @@ Estimate estimate_with(const spec::Scenario& s) {
     };
     if (i == 0) carry(embed);
     if (i == st.pp - 1) carry(head);
+    const workload::RootUnit root = workload::fsdp_root_unit(s, i == 0, i == st.pp - 1);
+    g.edge_fwd += root.gather + root.copy_out;
+    g.edge_bwd += root.gather + root.copy_out + root.copy_in + root.scatter;
+    g.root = root.per_micro_batch();
     return g;
   };
   const auto stage_s = [&](const Stage& g) { return g.layers * g.layer_s + g.edges_s(); };
@@ -250,8 +255,9 @@ Estimate estimate_with(const spec::Scenario& s) {
   };
   if (st.pp >= 3) consider(1, stage_at(1));
   if (st.pp >= 2) consider(st.pp - 1, last_stage);
+  const double roots_s = first_stage.root + (st.pp > 1 ? last_stage.root : 0);
   const double all_stages_s =
-      m.layers * average.total() + edge_s(head) + edge_s(embed);  // each once
+      m.layers * average.total() + edge_s(head) + edge_s(embed) + roots_s;  // each once
   const double layers = slowest.layers;
   // The slowest stage's average layer: its own, or the model's (by reference, not copied).
   const auto slowest_layer = [&]() -> decltype(auto) {
@@ -474,12 +480,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;
-  b.compute_s = micro_batches * (kernels_fwd + kernels_bwd);
+  b.compute_s = micro_batches * (kernels_fwd + kernels_bwd - slowest.root);
   b.tp_comm_s = micro_batches * layers * layer.tp;
   b.cp_comm_s = micro_batches * layers * layer.cp;
   b.ep_comm_s = micro_batches * layers * layer.ep;
   b.pp_comm_s = micro_batches * steady_p2p;
-  b.fsdp_comm_s = micro_batches * layers * layer.fsdp.total();
+  b.fsdp_comm_s = micro_batches * (layers * layer.fsdp.total() + slowest.root);
   b.host_s = micro_batches * (layers * layer.host + slowest.edge_host);
   b.bubble_s = bubble;
   b.dp_comm_s = dp + tied;

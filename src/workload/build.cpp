@@ -495,7 +495,10 @@ class StepBuilder {
     // Posted just now, or with deferred sends by the step's exchange.
     const TaskId input = model_chunk > 0 ? recvs_[transfer_index(false, model_chunk, mb)] : kNone;
     if (st_.host_syncs_each_forward) synchronise_device(input);
-    if (model_chunk == 0) edge_ops(embedding_, OpPass::kForward, mb);
+    if (model_chunk == 0) {
+      root_gather(mb);
+      edge_ops(embedding_, OpPass::kForward, mb);
+    }
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
       const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];
       if (gather != kNone) {
@@ -504,7 +507,10 @@ class StepBuilder {
       }
       layer_pass(l, mb, OpPass::kForward);
     }
-    if (model_chunk == chunks_ - 1) edge_ops(head_, OpPass::kForward, mb);
+    if (model_chunk == chunks_ - 1) {
+      if (st_.pp > 1) root_gather(mb);
+      edge_ops(head_, OpPass::kForward, mb);
+    }
     allocate(chunk_activation_bytes(model_chunk));
     if (model_chunk < chunks_ - 1) send_output(false, model_chunk + 1, mb);
   }
@@ -521,7 +527,9 @@ class StepBuilder {
       receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
+      if (input_pass) root_gather(mb);
       edge_ops(head_, mode, mb);
+      if (weights_done && st_.pp > 1) root_scatter(mb);
       if (buckets) bucket(head_params(), "dp.grad_bucket", -1);
     }
     for (int l = first_layer_[model_chunk + 1] - 1; l >= first_layer_[model_chunk]; --l) {
@@ -529,11 +537,27 @@ class StepBuilder {
       if (buckets) bucket(layer_params_, "dp.grad_bucket", l);
     }
     if (model_chunk == 0) {
+      if (input_pass && st_.pp > 1) root_gather(mb);
       edge_ops(embedding_, mode, mb);
+      if (weights_done) root_scatter(mb);
       if (buckets) bucket(embedding_params(), "dp.grad_bucket", -1);
     }
     if (weights_done) allocate(-chunk_activation_bytes(model_chunk));
     if (input_pass && model_chunk > 0) send_output(true, model_chunk - 1, mb);
+  }
+
+  // ZeRO-3's root unit of this stage (workload::fsdp_root_unit): gathered before the stage's
+  // first edge pass of each forward and backward, reduce-scattered after its last backward one,
+  // in turn on the compute stream, as the closed form exposes them.
+  void root_gather(int mb) {
+    collective(Category::kShardedData, root_.gather, "fsdp.root_all_gather", -1, mb);
+    if (root_.copy_out > 0)
+      compute(TaskKind::kCompute, Category::kShardedData, root_.copy_out, "fsdp.root_copy_out", -1, mb, 0);
+  }
+  void root_scatter(int mb) {
+    if (root_.copy_in > 0)
+      compute(TaskKind::kCompute, Category::kShardedData, root_.copy_in, "fsdp.root_copy_in", -1, mb, 0);
+    collective(Category::kShardedData, root_.scatter, "fsdp.root_reduce_scatter", -1, mb);
   }
 
   // ---- data parallelism and the optimizer -----------------------------------------------------
@@ -593,6 +617,7 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
+    root_ = fsdp_root_unit(s_, stage == 0, stage == st_.pp - 1);
     last_ = prefetch_anchor_ = last_send_ = kNone;
     deferred_ = {};
     host_waits_.clear();
@@ -755,6 +780,7 @@ class StepBuilder {
 
   graph::ExecGraph g_;
   int stage_ = 0;
+  RootUnit root_;  // this stage's ZeRO-3 root unit
   TaskId last_ = kNone;             // the last task on the compute stream
   TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)

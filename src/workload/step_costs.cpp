@@ -153,6 +153,28 @@ double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
   return local_tokens(s) * s.model.kv_heads * head_dim / st.tp * activation_bytes(st);
 }
 
+// A gather's copies, each a read and a write: every rank casts its FP32 shard to BF16 (FSDP2's
+// mixed precision keeps FP32 parameters) and copies that into the gather's input; the gathered
+// buffer is then copied out into the layer's parameters. A group of one gathers in place, and
+// its trace shows the cast and one copy per parameter, no copy-out.
+double fsdp_copy_out_for(const spec::Scenario& s, double params) {
+  if (!fsdp2_copies(s)) return 0;
+  const double ranks = gradient_group(s.strategy).size;
+  const double shard = (kFp32Bytes + kGatheredParamBytes + 2 * kGatheredParamBytes) * params / ranks;
+  const double gathered = ranks > 1 ? 2 * kGatheredParamBytes * params : 0;
+  return cost::memory_time_s(shard + gathered, s.cluster.gpu);
+}
+
+// A reduction's copies: the gradients, at the precision of the layer's activations, go into a
+// flat buffer cast to the reduction's precision; a group of one then copies that buffer into the
+// reduced gradient (a read and a write) where a group would reduce-scatter it.
+double fsdp_copy_in_for(const spec::Scenario& s, double params) {
+  if (!fsdp2_copies(s)) return 0;
+  double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
+  if (gradient_group(s.strategy).size == 1) bytes += 2 * gradient_bytes(s.strategy);
+  return cost::memory_time_s(bytes * params, s.cluster.gpu);
+}
+
 }  // namespace
 
 bool fp8_gemm(const Op& op, const spec::Scenario& s) {
@@ -388,27 +410,25 @@ double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer) {
   return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s, moe_layer);
 }
 
-// A gather's copies, each a read and a write: every rank casts its FP32 shard to BF16 (FSDP2's
-// mixed precision keeps FP32 parameters) and copies that into the gather's input; the gathered
-// buffer is then copied out into the layer's parameters. A group of one gathers in place, and
-// its trace shows the cast and one copy per parameter, no copy-out.
 double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer) {
-  if (!fsdp2_copies(s)) return 0;
-  const double ranks = gradient_group(s.strategy).size;
-  const double params = fsdp_layer_params(s, moe_layer);
-  const double shard = (kFp32Bytes + kGatheredParamBytes + 2 * kGatheredParamBytes) * params / ranks;
-  const double gathered = ranks > 1 ? 2 * kGatheredParamBytes * params : 0;
-  return cost::memory_time_s(shard + gathered, s.cluster.gpu);
+  return fsdp_copy_out_for(s, fsdp_layer_params(s, moe_layer));
 }
 
-// A reduction's copies: the gradients, at the precision of the layer's activations, go into a
-// flat buffer cast to the reduction's precision; a group of one then copies that buffer into the
-// reduced gradient (a read and a write) where a group would reduce-scatter it.
 double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer) {
-  if (!fsdp2_copies(s)) return 0;
-  double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
-  if (gradient_group(s.strategy).size == 1) bytes += 2 * gradient_bytes(s.strategy);
-  return cost::memory_time_s(bytes * fsdp_layer_params(s, moe_layer), s.cluster.gpu);
+  return fsdp_copy_in_for(s, fsdp_layer_params(s, moe_layer));
+}
+
+RootUnit fsdp_root_unit(const spec::Scenario& s, bool first_stage, bool last_stage) {
+  const spec::Strategy& st = s.strategy;
+  if (st.zero_stage < 3 || st.pp > 1 || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking)
+    return {};
+  const ParamCounts p = param_counts(s.model);
+  const double params = (first_stage ? embedding_params_per_gpu(p, st) : 0) +
+                        (last_stage ? head_params_per_gpu(p, s.model, st) : 0);
+  const GroupShape group = gradient_group(st);
+  return {collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params, group, s),
+          fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
+          collective_s(CollectiveKind::kReduceScatter, gradient_bytes(st) * params, group, s)};
 }
 
 ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer) {

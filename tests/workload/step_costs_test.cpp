@@ -131,6 +131,29 @@ TEST(ShardedCollectives,
   }
 }
 
+TEST(ShardedCollectives, TheRootUnitIsGatheredTwiceAndReducedOncePerMicroBatchWithItsCopies) {
+  // GPT-3's tied embedding (and final norm) is the root unit of a one-stage model.
+  const spec::Scenario s = zero3_gpt3(64, kPerParameter);
+  const ParamCounts p = param_counts(s.model);
+  const double params = embedding_params_per_gpu(p, s.strategy) + head_params_per_gpu(p, s.model, s.strategy);
+  const RootUnit root = fsdp_root_unit(s, true, true);
+  const GroupShape group = gradient_group(s.strategy);
+  EXPECT_DOUBLE_EQ(root.gather, collective_s(cost::CollectiveKind::kAllGather, 2 * params, group, s));
+  EXPECT_DOUBLE_EQ(root.scatter, collective_s(cost::CollectiveKind::kReduceScatter, 2 * params, group, s));
+  EXPECT_NEAR(root.copy_out, cost::memory_time_s(4 * params + 10 * params / 64, s.cluster.gpu), 1e-12);
+  EXPECT_NEAR(root.copy_in, cost::memory_time_s(4 * params, s.cluster.gpu), 1e-12);
+  EXPECT_DOUBLE_EQ(root.per_micro_batch(), 2 * (root.gather + root.copy_out) + root.copy_in + root.scatter);
+  // FSDP1 gathers into the parameters' own storage: collectives, no copies.
+  const RootUnit fsdp1 = fsdp_root_unit(zero3_gpt3(64, kPerLayer), true, true);
+  EXPECT_DOUBLE_EQ(fsdp1.gather, root.gather);
+  EXPECT_EQ(fsdp1.copy_out + fsdp1.copy_in, 0);
+  // None for DeepSpeed's per-tensor ZeRO-3, nor without ZeRO-3.
+  EXPECT_EQ(fsdp_root_unit(zero3_gpt3(64, kPerTensor), true, true).per_micro_batch(), 0);
+  spec::Scenario zero2 = s;
+  zero2.strategy.zero_stage = 2;
+  EXPECT_EQ(fsdp_root_unit(zero2, true, true).per_micro_batch(), 0);
+}
+
 TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
   // A ring of n ranks takes n - 1 latency-bound steps per collective and the list form makes n
   // slice views and copies, paid once per tensor; one flat gather per layer pays the ring once.
