@@ -37,6 +37,9 @@ struct GpuSpec {
   // BF16/FP16 GEMMs with an odd leading dimension, which cannot load rows in vectors: their
   // measured rate / peak_bf16; 0: three times the aligned GEMM's time (cost/compute.cpp).
   double misaligned_gemm_efficiency = 0;
+  // The optimizer's multi-tensor kernels (fused Adam, foreach norms and scales): their measured
+  // bandwidth / hbm_bandwidth; 0: memory_efficiency.
+  double optimizer_memory_efficiency = 0;
   double kernel_overhead_s = 0;    // fixed cost per kernel launch seen on the GPU timeline
   // Measured BF16 GEMM throughput / peak_bf16 of single GEMMs whose m, n and k each take one of
   // `sizes` (ascending), at index (i_m * S + i_n) * S + i_k for S sizes; empty where none was

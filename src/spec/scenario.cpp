@@ -480,6 +480,7 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.cudnn_attention_efficiency", g.cudnn_attention_efficiency);
   d.field("cluster.gpu.cudnn_attention_half_keys", g.cudnn_attention_half_keys);
   d.field("cluster.gpu.misaligned_gemm_efficiency", g.misaligned_gemm_efficiency);
+  d.field("cluster.gpu.optimizer_memory_efficiency", g.optimizer_memory_efficiency);
   d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);
   d.field("cluster.gpu.gemm_grid.sizes", g.gemm_grid.sizes);
   d.field("cluster.gpu.gemm_grid.efficiency", g.gemm_grid.efficiency);

@@ -349,6 +349,7 @@ GpuSpec gpu_from(MapReader r) {
     g.attention_half_keys = r.number("attention_half_keys", 0, 1e6, false);
   g.cudnn_attention_efficiency = r.fraction("cudnn_attention_efficiency", 0);
   g.misaligned_gemm_efficiency = r.fraction("misaligned_gemm_efficiency", 0);
+  g.optimizer_memory_efficiency = r.fraction("optimizer_memory_efficiency", 0);
   if (r.has("cudnn_attention_half_keys"))
     g.cudnn_attention_half_keys = r.number("cudnn_attention_half_keys", 0, 1e6, false);
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);

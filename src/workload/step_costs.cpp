@@ -479,7 +479,11 @@ double optimizer_s(const spec::Scenario& s, double params) {
   } else {
     bytes += 2 * kFp32Bytes * held;  // clip_grad_norm_'s multiply: read, write
   }
-  return cost::memory_time_s(bytes, s.cluster.gpu);
+  // Multi-tensor kernels, which stream slower than a copy where the GPU file says so.
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  const double efficiency =
+      gpu.optimizer_memory_efficiency > 0 ? gpu.optimizer_memory_efficiency : gpu.memory_efficiency;
+  return bytes / (gpu.hbm_bandwidth_Bps * efficiency) + gpu.kernel_overhead_s;
 }
 
 }  // namespace stepcast::workload

@@ -193,6 +193,17 @@ TEST(YamlReader, ReadsGpuQuantitiesInSiUnits) {
   EXPECT_DOUBLE_EQ(g.fp8_matmul_efficiency, 0);
 }
 
+TEST(YamlReader, MeasuredRatesOfOddWidthGemmsAndOptimizerKernelsAreOptionalFractions) {
+  const spec::GpuSpec none = read_gpu_yaml("g.yaml", kGpu);
+  EXPECT_EQ(none.misaligned_gemm_efficiency, 0);
+  EXPECT_EQ(none.optimizer_memory_efficiency, 0);
+  const spec::GpuSpec given = read_gpu_yaml(
+      "g.yaml", std::string(kGpu) + "misaligned_gemm_efficiency: 0.13\noptimizer_memory_efficiency: 0.763\n");
+  EXPECT_DOUBLE_EQ(given.misaligned_gemm_efficiency, 0.13);
+  EXPECT_DOUBLE_EQ(given.optimizer_memory_efficiency, 0.763);
+  EXPECT_THROW(read_gpu_yaml("g.yaml", std::string(kGpu) + "optimizer_memory_efficiency: 76.3\n"), Error);
+}
+
 TEST(YamlReader, AttentionHalfKeysDefaultsToTheA100CurveAndCudnnsCurveToNone) {
   EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", kGpu).attention_half_keys, 384);
   EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", std::string(kGpu) + "attention_half_keys: 310\n").attention_half_keys, 310);

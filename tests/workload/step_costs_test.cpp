@@ -392,12 +392,13 @@ spec::Scenario data_parallel_llama(int zero_stage, spec::Dtype grad, spec::Optim
   return spec::complete_and_validate(s);
 }
 
-// The bytes per parameter an optimizer step streams, read back from its time.
+// The bytes per parameter an optimizer step streams, read back from its time at the bandwidth
+// the GPU's multi-tensor kernels reach.
 double optimizer_bytes_per_param(const spec::Scenario& s) {
   constexpr double kParams = 1e9;
   const spec::GpuSpec& gpu = s.cluster.gpu;
   return (optimizer_s(s, kParams) - gpu.kernel_overhead_s) * gpu.hbm_bandwidth_Bps *
-         gpu.memory_efficiency / kParams;
+         gpu.optimizer_memory_efficiency / kParams;
 }
 
 constexpr auto kMaster = spec::OptimizerStep::kMasterWeights;
@@ -410,6 +411,19 @@ TEST(Optimizer, MasterWeightsStreamTheNormAdamTheMasterCopyAndTheZeroingAndCast1
               1e-6);
   EXPECT_NEAR(optimizer_bytes_per_param(data_parallel_llama(0, spec::Dtype::kBf16, kMaster)), 46,
               1e-6);
+}
+
+TEST(Optimizer, ItsMultiTensorKernelsStreamAtTheGpusMeasuredRateOrElseAtACopysRate) {
+  // The H100's 0.763 (data/gpus/h100-sxm.yaml); a GPU without the key streams them at its
+  // memory_efficiency, as every other kernel.
+  spec::Scenario s = data_parallel_llama(0, spec::Dtype::kFp32, kInPlace);
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  EXPECT_DOUBLE_EQ(gpu.optimizer_memory_efficiency, 0.763);
+  const double measured_rate = optimizer_s(s, 1e9);
+  s.cluster.gpu.optimizer_memory_efficiency = 0;
+  const double copy_rate = optimizer_s(s, 1e9);
+  EXPECT_NEAR((measured_rate - gpu.kernel_overhead_s) / (copy_rate - gpu.kernel_overhead_s),
+              gpu.memory_efficiency / 0.763, 1e-9);
 }
 
 TEST(Optimizer, InPlaceAlwaysScalesTheGradientsAndNeitherCopiesNorZeroes) {
