@@ -40,8 +40,14 @@ LLAMA_8B_4L = dict(arch="llama", layers=4, hidden=4096, ffn=14336, heads=32, kv_
 LLAMA_1B = dict(arch="llama", layers=16, hidden=2048, ffn=8192, heads=32, kv_heads=8, vocab=128256, tied=True)
 # GPT-2's architecture (LayerNorm with biases, learned positions, one QKV projection, tanh GELU,
 # tied embeddings) at GPT-3 XL's width and depth, with 128-wide heads
+# Llama 3.2 3B's layer and vocabulary with 14 of its 28 layers
+LLAMA_3B_14L = dict(arch="llama", layers=14, hidden=3072, ffn=8192, heads=24, kv_heads=8, vocab=128256, tied=True)
+# Qwen2.5 7B's layer (biases on q, k and v) and vocabulary with 4 of its 28 layers
+QWEN_7B_4L = dict(arch="llama", layers=4, hidden=3584, ffn=18944, heads=28, kv_heads=4, vocab=152064, tied=False,
+                  qkv_bias=True, rope_theta=1000000.0)
 GPT_1B = dict(arch="gpt2", layers=24, hidden=2048, ffn=8192, heads=16, kv_heads=16, vocab=50257, tied=True)
-DEFAULTS = dict(compile=False, full_ac=False, sdpa=None, execution_trace=False)
+DEFAULTS = dict(compile=False, full_ac=False, sdpa=None, execution_trace=False, qkv_bias=False,
+                rope_theta=500000.0)
 CASES = {
     # Llama 3.1 8B's layer and vocabulary with 4 of its 32 layers, at torchtitan's 8,192 tokens a
     # sequence (its rows have 2 a batch: 1 here leaves room on an 80 GB GPU)
@@ -54,6 +60,11 @@ CASES = {
     # Llama 3.2 1B, whole
     "llama3.2-1b-eager": dict(LLAMA_1B, batch=2, seq=4096),
     "llama3.2-1b-compiled": dict(LLAMA_1B, batch=2, seq=4096, compile=True),
+    # Added after the model took figures from the cases above: rows that did not inform it
+    "llama8b-4l-compiled-fullac": dict(LLAMA_8B_4L, batch=1, seq=8192, compile=True, full_ac=True),
+    "llama3.2-3b-14l-eager": dict(LLAMA_3B_14L, batch=1, seq=8192),
+    "llama3.2-3b-14l-compiled": dict(LLAMA_3B_14L, batch=1, seq=8192, compile=True),
+    "qwen2.5-7b-4l-eager": dict(QWEN_7B_4L, batch=2, seq=4096),
     "gpt-1.3b-eager": dict(GPT_1B, batch=4, seq=2048),
     "gpt-1.3b-compiled": dict(GPT_1B, batch=4, seq=2048, compile=True),
 }
@@ -65,6 +76,12 @@ def hf_config(c):
                 "n_inner": c["ffn"], "n_layer": c["layers"], "n_head": c["heads"], "n_positions": c["seq"],
                 "vocab_size": c["vocab"], "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5,
                 "tie_word_embeddings": True}
+    if c["qkv_bias"]:
+        return {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": c["hidden"],
+                "intermediate_size": c["ffn"], "num_hidden_layers": c["layers"],
+                "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"], "vocab_size": c["vocab"],
+                "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": c["rope_theta"],
+                "tie_word_embeddings": c["tied"], "hidden_act": "silu", "torch_dtype": "bfloat16"}
     return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": c["hidden"],
             "intermediate_size": c["ffn"], "num_hidden_layers": c["layers"], "num_attention_heads": c["heads"],
             "num_key_value_heads": c["kv_heads"], "vocab_size": c["vocab"],
@@ -104,9 +121,9 @@ def run_case(name, out, steps):
     class Attention(nn.Module):
         def __init__(self):
             super().__init__()
-            self.wq = nn.Linear(hidden, heads * head_dim, bias=False)
-            self.wk = nn.Linear(hidden, kv_heads * head_dim, bias=False)
-            self.wv = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+            self.wq = nn.Linear(hidden, heads * head_dim, bias=c["qkv_bias"])
+            self.wk = nn.Linear(hidden, kv_heads * head_dim, bias=c["qkv_bias"])
+            self.wv = nn.Linear(hidden, kv_heads * head_dim, bias=c["qkv_bias"])
             self.wo = nn.Linear(heads * head_dim, hidden, bias=False)
 
         def forward(self, x, freqs_cis):
@@ -149,7 +166,7 @@ def run_case(name, out, steps):
             self.output = nn.Linear(hidden, vocab, bias=False)
             if tied:
                 self.output.weight = self.tok_embeddings.weight
-            freqs = 1.0 / (500000.0 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+            freqs = 1.0 / (c["rope_theta"] ** (torch.arange(0, head_dim, 2).float() / head_dim))
             angles = torch.outer(torch.arange(seq).float(), freqs)
             self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles)[None, :, None, :],
                                  persistent=False)
@@ -327,7 +344,7 @@ def main():
         case_dir = os.path.join(a.out, name)
         os.makedirs(case_dir, exist_ok=True)
         with open(os.path.join(case_dir, "config.json"), "w") as f:
-            json.dump(hf_config(CASES[name]), f, indent=2)
+            json.dump(hf_config(dict(DEFAULTS, **CASES[name])), f, indent=2)
         t0 = time.time()
         rc = subprocess.call([sys.executable, __file__, "--out", a.out, "--steps", str(a.steps), "--one", name])
         print(f"case {name}: exit {rc} after {time.time() - t0:.0f} s", flush=True)

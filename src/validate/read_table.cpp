@@ -364,7 +364,9 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
   m.heads = r.integer("heads").value_or(m.hidden / 128);
   m.kv_heads = r.integer("kv_heads").value_or(m.heads);
   m.vocab = r.required("vocab");
-  if (contains(name, "Llama")) {
+  // Qwen2 and 2.5 are Llama's layer with biases on q, k and v, modelled without them as the
+  // Hugging Face reader does (spec/hf_config.cpp).
+  if (contains(name, "Llama") || contains(name, "Qwen2")) {
     m.mlp = spec::MlpKind::kSwiglu;
     m.norm = spec::NormKind::kRmsNorm;
     m.position = spec::PositionKind::kRope;
