@@ -21,9 +21,9 @@ Then, for a GPU preset's measured grid under load:
   tools/gemm_grid_yaml.py sm_90-loaded 989 --table OUT/gemm.csv
 
 Usage: tools/measure_kernels.py --out DIR [--arch sm_90] [--soak-s 60]
-About 4 minutes on an H100 with the default soak. Needs PyTorch with CUDA; pynvml
-(nvidia-ml-py) for the clocks and the power limit, optional. Not yet run: no GPU was lent to the
-session that wrote it, so its first run is also its test.
+About 4 minutes on an H100 with the default soak, 2 with --soak-s 20. Needs PyTorch with CUDA;
+pynvml (nvidia-ml-py) for the clocks and the power limit, optional. data/measurements/h100-kernels
+holds what it wrote on an H100 80GB HBM3 on 2026-11-27 (--soak-s 20).
 """
 import argparse
 import csv

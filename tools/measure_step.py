@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Measure real training steps of Llama models on one NVIDIA GPU, the way torchtitan trains them,
-and write what stepcast needs to predict the same steps and check itself against them.
+"""Measure real training steps of Llama-style and GPT-2-style models on one NVIDIA GPU, the way
+torchtitan trains them, and write what stepcast needs to predict the same steps and check itself
+against them.
 
 Why: the validation tables are other people's runs, each with settings their papers leave out
 (docs/accuracy.md). A step we run ourselves has every setting known: the model's config.json, the
@@ -10,7 +11,9 @@ then a test of the cost model alone, with nothing to guess.
 The model is torchtitan's Llama 3 (torchtitan/models/llama/model.py, late 2024) written out here:
 RMSNorm in eager PyTorch (x.float(), rsqrt of the mean square, type_as, times the weight), rotary
 embeddings through complex multiplication, grouped-query attention with repeated K/V heads and
-causal scaled_dot_product_attention, a SwiGLU MLP, and an FP32 cross-entropy over the logits.
+causal scaled_dot_product_attention, a SwiGLU MLP, and an FP32 cross-entropy over the logits
+(with biases on q, k and v for Qwen2.5's layer). The GPT-2-style model has LayerNorm with biases,
+learned positions, one QKV projection, a tanh GELU MLP and tied embeddings.
 Training as torchtitan does on one data-parallel group of size 1: FSDP2 (fully_shard) on each block
 and on the model with BF16 parameters and FP32 gradient reduction, AdamW with fused=True, the
 gradient norm clipped to 1.0. Compiled cases compile each block (torch.compile, fullgraph), as
@@ -23,7 +26,9 @@ trace.json.gz (Kineto trace of one step, as torch.profiler writes it) and, where
 (the PyTorch execution trace of that step).
 
 Usage: tools/measure_step.py --out DIR [--case NAME ...] [--steps 10]
-Needs PyTorch 2.6 or later with CUDA; nvidia-ml-py for the clocks (optional).
+Needs PyTorch 2.6 or later with CUDA; nvidia-ml-py for the clocks (optional). On an H100 each case
+takes 12-40 s (the compiled ones the longest); data/measurements/h100-steps holds what it wrote
+there on 2026-11-27.
 """
 import argparse
 import gzip
