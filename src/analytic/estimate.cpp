@@ -75,6 +75,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // the layer. What a layer of kernels `k` (TP collectives `tp`) exposes between neighbours of
   // those kinds; the copies are FSDP's time, the kernels and TP and EP collectives counted
   // elsewhere.
+  const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
   const workload::ShardedLayer sharded_kind[2] = {workload::sharded_layer(s, false),
                                                   kMoe ? workload::sharded_layer(s, true) : workload::ShardedLayer{}};
   const auto sharded_s = [&](const PassTimes& k, const LayerComm& tp, const LayerComm& cp, bool moe_layer,
@@ -92,8 +93,12 @@ Estimate estimate_with(const spec::Scenario& s) {
     const PassStream bwd{k.bwd + k.recompute + own.copy_out, k.beside.bwd + k.beside.recompute + own.copy_out,
                          k.beside_two.bwd + k.beside_two.recompute + own.copy_out, links.apart.bwd,
                          links.shared.bwd};
+    // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
+    // gradients' copy in is exposed, as the copies out are.
+    const double beside_copy_in = copies_in_turn ? 0 : after.copy_in, own_copy_in = copies_in_turn ? own.copy_in : 0;
     return {overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + own.copy_out,
-            sharded_backward_s(bwd, before.gather, after.copy_in, after.scatter) - bwd.alone() + own.copy_out};
+            sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter) - bwd.alone() + own.copy_out +
+                own_copy_in};
   };
   // Per kind of layer, over the kinds of its neighbours in the model (a dense model's are dense).
   PassPair sharded_dense, sharded_moe;

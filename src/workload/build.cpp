@@ -60,6 +60,7 @@ class StepBuilder {
         tied_sync_s_(tied_embedding_sync_s(s)),
         gather_s_(pp_gather_s(s)),
         async_backward_(tp_async_backward(st_)),
+        copies_in_turn_(fsdp_copies_in_turn(s)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
@@ -346,7 +347,9 @@ class StepBuilder {
       if (blocking) {
         sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       } else {
-        if (sharded.copy_in > 0)
+        if (sharded.copy_in > 0 && copies_in_turn_)
+          compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb, 0);
+        else if (sharded.copy_in > 0)
           side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
                TaskKind::kCompute);
         side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
@@ -775,6 +778,7 @@ class StepBuilder {
   std::vector<TaskId> tied_syncs_;  // its task on each of them
   const double gather_s_;  // its all-gather under Megatron's scatter/gather
   const bool async_backward_;  // workload::tp_async_backward
+  const bool copies_in_turn_;  // workload::fsdp_copies_in_turn
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
 

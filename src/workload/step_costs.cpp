@@ -418,6 +418,10 @@ double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer) {
   return fsdp_copy_in_for(s, fsdp_layer_params(s, moe_layer));
 }
 
+bool fsdp_copies_in_turn(const spec::Scenario& s) {
+  return fsdp2_copies(s) && gradient_group(s.strategy).size == 1;
+}
+
 RootUnit fsdp_root_unit(const spec::Scenario& s, bool first_stage, bool last_stage) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage < 3 || st.pp > 1 || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking)

@@ -137,6 +137,11 @@ double fsdp_regather_s(const spec::Scenario& s, bool moe_layer);
 /// stream. 0 under the other kinds, which gather into the parameters' own storage.
 double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer);
 double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer);
+/// Whether FSDP2 runs its gradients' copy in on the compute stream, in turn with the kernels,
+/// rather than on the reduce-scatter's stream beside them: on a group of one, which has no
+/// reduce-scatter (the Kineto traces of data/measurements/h100-steps: every FSDP kernel on the
+/// kernels' stream).
+bool fsdp_copies_in_turn(const spec::Scenario& s);
 
 /// All of the above for one layer of the kind given; zeros without ZeRO-3 (the regather also
 /// without full recomputation).
