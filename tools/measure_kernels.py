@@ -13,14 +13,16 @@ Writes into OUT:
                     each shape, a short loop) and ARCH-loaded (after a heat soak, each shape
                     right after 0.2 s of the largest GEMM)
   attention.csv     backend,batch,heads,seq,head_dim,pass,seconds,tflops: causal
-                    scaled_dot_product_attention, FlashAttention and cuDNN backends
+                    scaled_dot_product_attention, FlashAttention and cuDNN backends, 4,096 wide
+                    (32 heads of 128, or 64 of 64 with --head-dims 64)
   memory.csv        kernel,bytes,seconds,gbps: bandwidth-bound kernels of a transformer layer
   clocks.csv        seconds,sm_mhz,power_w,temperature_c during the heat soak (needs pynvml)
   environment.json  GPU, power limit, PyTorch, CUDA and cuDNN versions
 Then, for a GPU preset's measured grid under load:
   tools/gemm_grid_yaml.py sm_90-loaded 989 --table OUT/gemm.csv
 
-Usage: tools/measure_kernels.py --out DIR [--arch sm_90] [--soak-s 60]
+Usage: tools/measure_kernels.py --out DIR [--arch sm_90] [--soak-s 60] [--head-dims 128 ...]
+       [--attention-only]
 About 4 minutes on an H100 with the default soak, 2 with --soak-s 20. Needs PyTorch with CUDA;
 pynvml (nvidia-ml-py) for the clocks and the power limit, optional. data/measurements/h100-kernels
 holds what it wrote on an H100 80GB HBM3 on 2026-11-27 (--soak-s 20).
@@ -122,11 +124,11 @@ def measure_gemms(arch, soak_s, clocks):
     return rows
 
 
-def measure_attention():
+def measure_attention(head_dim):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     rows = []
-    heads, head_dim = 32, 128
+    heads = 4096 // head_dim  # a 4,096-wide attention, as Llama 3.1 8B's
     for seq in [1024, 2048, 4096, 8192, 16384, 32768]:
         batch = max(1, 16384 // seq)
         q, k, v = (torch.randn(batch, heads, seq, head_dim, device="cuda", dtype=torch.bfloat16,
@@ -191,6 +193,8 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--arch", default="sm_90", help="arch name for gemm.csv (OpenXLA's: sm_90 for the H100)")
     p.add_argument("--soak-s", type=float, default=60, help="seconds of the largest GEMM before the loaded grid")
+    p.add_argument("--head-dims", type=int, nargs="+", default=[128], help="attention head widths to time")
+    p.add_argument("--attention-only", action="store_true", help="time the attention kernels alone")
     a = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA GPU: this script measures one")
@@ -203,9 +207,11 @@ def main():
         env["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1e3
     with open(os.path.join(a.out, "environment.json"), "w") as f:
         json.dump(env, f, indent=2)
+    write(os.path.join(a.out, "attention.csv"), ["backend", "batch", "heads", "seq", "head_dim", "pass", "seconds", "tflops"],
+          [row for head_dim in a.head_dims for row in measure_attention(head_dim)])
+    if a.attention_only:
+        return
     write(os.path.join(a.out, "memory.csv"), ["kernel", "bytes", "seconds", "gbps"], measure_memory())
-    write(os.path.join(a.out, "attention.csv"),
-          ["backend", "batch", "heads", "seq", "head_dim", "pass", "seconds", "tflops"], measure_attention())
     clocks = []
     gemms = measure_gemms(a.arch, a.soak_s, clocks)
     with open(os.path.join(a.out, "gemm.csv"), "w", newline="") as f:

@@ -34,6 +34,10 @@ struct GpuSpec {
   // The same curve for cuDNN's fused attention (--attention cudnn); 0: not measured on this GPU.
   double cudnn_attention_efficiency = 0;
   double cudnn_attention_half_keys = 0;
+  // Each kernel's rate with heads of 64 or fewer, over its rate with heads of 128: measured
+  // where given; 1 (the same) where not.
+  double attention_head64_rate = 1;
+  double cudnn_attention_head64_rate = 1;
   // BF16/FP16 GEMMs with an odd leading dimension, which cannot load rows in vectors: their
   // measured rate / peak_bf16; 0: three times the aligned GEMM's time (cost/compute.cpp).
   double misaligned_gemm_efficiency = 0;

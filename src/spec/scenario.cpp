@@ -479,6 +479,8 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.attention_half_keys", g.attention_half_keys);
   d.field("cluster.gpu.cudnn_attention_efficiency", g.cudnn_attention_efficiency);
   d.field("cluster.gpu.cudnn_attention_half_keys", g.cudnn_attention_half_keys);
+  d.field("cluster.gpu.attention_head64_rate", g.attention_head64_rate);
+  d.field("cluster.gpu.cudnn_attention_head64_rate", g.cudnn_attention_head64_rate);
   d.field("cluster.gpu.misaligned_gemm_efficiency", g.misaligned_gemm_efficiency);
   d.field("cluster.gpu.optimizer_memory_efficiency", g.optimizer_memory_efficiency);
   d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);

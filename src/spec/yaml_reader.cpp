@@ -348,6 +348,8 @@ GpuSpec gpu_from(MapReader r) {
     // Measured half points are hundreds of keys; a million keeps a typo from pricing attention absurdly.
     g.attention_half_keys = r.number("attention_half_keys", 0, 1e6, false);
   g.cudnn_attention_efficiency = r.fraction("cudnn_attention_efficiency", 0);
+  g.attention_head64_rate = r.fraction("attention_head64_rate", 1);
+  g.cudnn_attention_head64_rate = r.fraction("cudnn_attention_head64_rate", 1);
   g.misaligned_gemm_efficiency = r.fraction("misaligned_gemm_efficiency", 0);
   g.optimizer_memory_efficiency = r.fraction("optimizer_memory_efficiency", 0);
   if (r.has("cudnn_attention_half_keys"))

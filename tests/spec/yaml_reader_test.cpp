@@ -202,6 +202,12 @@ TEST(YamlReader, MeasuredRatesOfOddWidthGemmsAndOptimizerKernelsAreOptionalFract
   EXPECT_DOUBLE_EQ(given.misaligned_gemm_efficiency, 0.13);
   EXPECT_DOUBLE_EQ(given.optimizer_memory_efficiency, 0.763);
   EXPECT_THROW(read_gpu_yaml("g.yaml", std::string(kGpu) + "optimizer_memory_efficiency: 76.3\n"), Error);
+  // Narrow heads' rates default to the 128-wide rate.
+  EXPECT_EQ(none.attention_head64_rate, 1);
+  EXPECT_EQ(none.cudnn_attention_head64_rate, 1);
+  EXPECT_DOUBLE_EQ(read_gpu_yaml("g.yaml", std::string(kGpu) + "cudnn_attention_head64_rate: 0.813\n")
+                       .cudnn_attention_head64_rate,
+                   0.813);
 }
 
 TEST(YamlReader, AttentionHalfKeysDefaultsToTheA100CurveAndCudnnsCurveToNone) {

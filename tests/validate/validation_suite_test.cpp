@@ -382,16 +382,18 @@ TEST(ValidationSuite, MeasuredH100StepsStayWithinTheirRatchet) {
   // 0.0553 (0.05526) with the optimizer's kernels at the bandwidth their traces show. Then 13
   // rows, the four measured after those figures were taken (-3.9, +1.3, -8.1, -3.6%): 0.0513
   // (0.05125). Then 0.0347 (0.03464) with FSDP2's gradient copies on a group of one in turn
-  // with the kernels, as the traces have them (the four later rows -1.8, +3.7, -5.4, -1.4%).
-  expect_shipped_within("measured_h100_steps.csv", Engine::kAnalytic, 13, kMeasuredH100, 0.0347);
+  // with the kernels, as the traces have them (the four later rows -1.8, +3.7, -5.4, -1.4%);
+  // 0.0344 (0.03439) with heads of 64 at their measured rate (Llama 3.2 1B).
+  expect_shipped_within("measured_h100_steps.csv", Engine::kAnalytic, 13, kMeasuredH100, 0.0344);
 }
 
 TEST(ValidationSuite, MeasuredH100StepsThroughTheSimulatorStayWithinTheirRatchet) {
   // Stop 44 (2026-11-27): 0.1428 (0.14275) when first added; 0.1301 (0.13004), as above; 0.1090
   // (0.10893) with the odd-width GEMMs' measured rate; 0.0711 (0.07105) with FSDP's root unit;
   // 0.0553 (0.05530) with the optimizer's measured bandwidth; 13 rows: 0.0513 (0.05127); 0.0347
-  // (0.03465) with FSDP2's gradient copies on a group of one in turn with the kernels.
-  expect_shipped_within("measured_h100_steps.csv", Engine::kSimulation, 13, kMeasuredH100, 0.0347);
+  // (0.03465) with FSDP2's gradient copies on a group of one in turn with the kernels; 0.0345
+  // (0.03441) with heads of 64 at their measured rate.
+  expect_shipped_within("measured_h100_steps.csv", Engine::kSimulation, 13, kMeasuredH100, 0.0345);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {

@@ -389,6 +389,30 @@ TEST(Operators, FlashAttentionRunsAHeadOnTheKernelOfTheNextWidthItWasBuiltFor) {
   EXPECT_DOUBLE_EQ(rate(odd, spec::AttentionKernel::kFlash), 80.0 / 96);
 }
 
+TEST(Operators, HeadsOf64RunAtTheRateMeasuredForThemOnGpusThatGiveOne) {
+  // Llama 3.2 1B's heads are 2048 / 32 = 64 wide. On the H100 (data/gpus/h100-sxm.yaml)
+  // FlashAttention-2 runs them at 0.911 of its 128-wide rate and cuDNN at 0.813; the A100's file
+  // gives no such measurement, so they run at the 128-wide rate there.
+  spec::Scenario s = scenario("llama3.1-8b", spec::Elementwise::kFusedKernels);
+  s.model.hidden = 2048;
+  s.model.ffn = 8192;
+  s.model.heads = 32;
+  s.model.kv_heads = 8;
+  const auto rate = [&](const char* gpu, spec::AttentionKernel kernel) {
+    spec::Scenario c = s;
+    c.cluster.gpu = spec::gpu_preset(gpu);
+    c.strategy.attention = kernel;
+    return find(layer_ops(spec::complete_and_validate(c), false), "attention").relative_rate;
+  };
+  EXPECT_DOUBLE_EQ(rate("h100-sxm", spec::AttentionKernel::kFlash), 0.911);
+  EXPECT_DOUBLE_EQ(rate("h100-sxm", spec::AttentionKernel::kCudnn), 0.813);
+  EXPECT_DOUBLE_EQ(rate("a100-80g", spec::AttentionKernel::kFlash), 1);
+  // Heads of 128 keep the curve's rate.
+  s.model.hidden = 4096;
+  s.model.ffn = 14336;
+  EXPECT_DOUBLE_EQ(rate("h100-sxm", spec::AttentionKernel::kCudnn), 1);
+}
+
 TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTimes) {
   spec::Scenario s = scenario("gpt3-175b", spec::Elementwise::kFusedKernels);
   const Op fused = find(head_ops(s), "cross_entropy");
