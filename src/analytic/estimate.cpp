@@ -179,6 +179,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // Where MoE and dense layers are spread unevenly over the stages, each stage has its own
   // average layer.
   const bool own_layers = kMoe && st.pp > 1;
+  const workload::RootUnit root = workload::fsdp_root_unit(s);
   struct Stage {
     double layers = 0, moe_share = 0;
     double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
@@ -211,10 +212,11 @@ Estimate estimate_with(const spec::Scenario& s) {
     };
     if (i == 0) carry(embed);
     if (i == st.pp - 1) carry(head);
-    const workload::RootUnit root = workload::fsdp_root_unit(s, i == 0, i == st.pp - 1);
-    g.edge_fwd += root.gather + root.copy_out;
-    g.edge_bwd += root.gather + root.copy_out + root.copy_in + root.scatter;
-    g.root = root.per_micro_batch();
+    if (i == 0) {  // a root unit exists only without pipelining, on the one stage
+      g.edge_fwd += root.gather + root.copy_out;
+      g.edge_bwd += root.gather + root.copy_out + root.copy_in + root.scatter;
+      g.root = root.per_micro_batch();
+    }
     return g;
   };
   const auto stage_s = [&](const Stage& g) { return g.layers * g.layer_s + g.edges_s(); };
@@ -260,9 +262,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   };
   if (st.pp >= 3) consider(1, stage_at(1));
   if (st.pp >= 2) consider(st.pp - 1, last_stage);
-  const double roots_s = first_stage.root + (st.pp > 1 ? last_stage.root : 0);
   const double all_stages_s =
-      m.layers * average.total() + edge_s(head) + edge_s(embed) + roots_s;  // each once
+      m.layers * average.total() + edge_s(head) + edge_s(embed) + first_stage.root;  // each once
   const double layers = slowest.layers;
   // The slowest stage's average layer: its own, or the model's (by reference, not copied).
   const auto slowest_layer = [&]() -> decltype(auto) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "workload/operators.h"
 #include "workload/pipeline_schedule.h"
 #include "workload/priced_layer.h"
+#include "workload/step_budget.h"
 #include "workload/step_costs.h"
 
 namespace stepcast::workload {
@@ -25,10 +25,6 @@ using graph::TaskId;
 using graph::TaskKind;
 
 constexpr TaskId kNone = 0xffffffffu;
-
-// The step's tasks may add up to at most this: the engine's integer-nanosecond clock holds 9.2e18,
-// and sharing a link or SMs stretches tasks by far less than the factor of 9 left (31.7 years).
-constexpr double kMaxTotalNs = 1e18;
 
 std::string_view tp_task_name(CollectiveKind kind) {
   switch (kind) {
@@ -45,7 +41,7 @@ class StepBuilder {
  public:
   StepBuilder(const spec::Scenario& s, std::size_t max_tasks)
       : s_(s),
-        max_tasks_(max_tasks),
+        budget_(s, max_tasks),
         st_(s.strategy),
         chunks_(st_.pp * st_.vp),
         micro_batches_(st_.micro_batches()),
@@ -61,6 +57,9 @@ class StepBuilder {
         gather_s_(pp_gather_s(s)),
         async_backward_(tp_async_backward(st_)),
         copies_in_turn_(fsdp_copies_in_turn(s)),
+        root_(fsdp_root_unit(s)),
+        sharded_passes_(st_.zero_stage >= 3 && (st_.dp * st_.cp > 1 ||
+                                                st_.sharded_collectives == spec::ShardedCollectives::kPerParameter)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
         sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
@@ -79,7 +78,7 @@ class StepBuilder {
       if (stage == 1) reserve_like_second_stage(first);
     }
     pair_transfers();
-    if (tied_syncs_.size() == 2) g_.add_collective(tied_syncs_, to_ns(tied_sync_s_));
+    if (tied_syncs_.size() == 2) g_.add_collective(tied_syncs_, budget_.to_ns(tied_sync_s_));
     g_.finalize();
     return std::move(g_);
   }
@@ -93,13 +92,13 @@ class StepBuilder {
 
   TaskId add(TaskKind kind, std::uint16_t stream, Category category, double seconds,
              std::string_view name, int layer, int mb, Members members = Members::kThisRank) {
-    if (g_.size() == max_tasks_) throw too_many_tasks();
+    budget_.check_room(g_.size());
     graph::Task t;
     t.kind = kind;
     t.rank = static_cast<std::uint32_t>(stage_);
     t.stream = stream;
     t.category = category;
-    t.duration_ns = to_ns(seconds);
+    t.duration_ns = budget_.to_ns(seconds);
     t.layer = layer;
     t.micro_batch = mb;
     t.link = kind == TaskKind::kCompute ? graph::kNoLink
@@ -316,11 +315,8 @@ class StepBuilder {
 
   void layer_pass(int layer, int mb, OpPass mode) {
     const ShardedLayer& sharded = layer_kind(layer).sharded;
-    // FSDP2 copies around its collectives even on one rank (workload::fsdp2_copies).
-    const bool fsdp = st_.zero_stage >= 3 && (st_.dp * st_.cp > 1 ||
-                                              st_.sharded_collectives == spec::ShardedCollectives::kPerParameter);
     const bool blocking = st_.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking;
-    if (fsdp && (mode == OpPass::kForward || mode == OpPass::kBackward)) {
+    if (sharded_passes_ && (mode == OpPass::kForward || mode == OpPass::kBackward)) {
       if (blocking) {
         sharded_blocking(sharded.gather, "fsdp.all_gather", layer, mb);
       } else {
@@ -333,25 +329,26 @@ class StepBuilder {
       }
     }
     const TaskId before = last_;
-    if (fsdp && (mode == OpPass::kForward || mode == OpPass::kBackward) && sharded.copy_out > 0)
+    if (sharded_passes_ && (mode == OpPass::kForward || mode == OpPass::kBackward) && sharded.copy_out > 0)
       compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_out, "fsdp.copy_out", layer,
               mb, 0);
     if (mode == OpPass::kBackward && layer_recomputed(st_, layer)) {
       run_ops(layer_kind(layer), OpPass::kRecompute, layer, mb);
-      if (fsdp && blocking) sharded_blocking(sharded.regather, "fsdp.all_gather", layer, mb);
+      if (sharded_passes_ && blocking) sharded_blocking(sharded.regather, "fsdp.all_gather", layer, mb);
     }
     run_ops(layer_kind(layer), mode, layer, mb);
     prefetch_anchor_ = before;
     const bool weights_done = mode == OpPass::kWeightGradient || (mode == OpPass::kBackward && !zero_bubble());
-    if (fsdp && weights_done) {
+    if (sharded_passes_ && weights_done) {
       if (blocking) {
         sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       } else {
-        if (sharded.copy_in > 0 && copies_in_turn_)
+        if (sharded.copy_in > 0 && copies_in_turn_) {
           compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb, 0);
-        else if (sharded.copy_in > 0)
+        } else if (sharded.copy_in > 0) {
           side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
                TaskKind::kCompute);
+        }
         side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       }
     }
@@ -510,10 +507,7 @@ class StepBuilder {
       }
       layer_pass(l, mb, OpPass::kForward);
     }
-    if (model_chunk == chunks_ - 1) {
-      if (st_.pp > 1) root_gather(mb);
-      edge_ops(head_, OpPass::kForward, mb);
-    }
+    if (model_chunk == chunks_ - 1) edge_ops(head_, OpPass::kForward, mb);
     allocate(chunk_activation_bytes(model_chunk));
     if (model_chunk < chunks_ - 1) send_output(false, model_chunk + 1, mb);
   }
@@ -532,7 +526,6 @@ class StepBuilder {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
       if (input_pass) root_gather(mb);
       edge_ops(head_, mode, mb);
-      if (weights_done && st_.pp > 1) root_scatter(mb);
       if (buckets) bucket(head_params(), "dp.grad_bucket", -1);
     }
     for (int l = first_layer_[model_chunk + 1] - 1; l >= first_layer_[model_chunk]; --l) {
@@ -540,7 +533,6 @@ class StepBuilder {
       if (buckets) bucket(layer_params_, "dp.grad_bucket", l);
     }
     if (model_chunk == 0) {
-      if (input_pass && st_.pp > 1) root_gather(mb);
       edge_ops(embedding_, mode, mb);
       if (weights_done) root_scatter(mb);
       if (buckets) bucket(embedding_params(), "dp.grad_bucket", -1);
@@ -549,8 +541,8 @@ class StepBuilder {
     if (input_pass && model_chunk > 0) send_output(true, model_chunk - 1, mb);
   }
 
-  // ZeRO-3's root unit of this stage (workload::fsdp_root_unit): gathered before the stage's
-  // first edge pass of each forward and backward, reduce-scattered after its last backward one,
+  // ZeRO-3's root unit (workload::fsdp_root_unit; none under pipelining): gathered before the
+  // embedding's forward and the head's backward, reduce-scattered after the embedding's backward,
   // in turn on the compute stream, as the closed form exposes them.
   void root_gather(int mb) {
     collective(Category::kShardedData, root_.gather, "fsdp.root_all_gather", -1, mb);
@@ -582,7 +574,7 @@ class StepBuilder {
       return after_first + (after_second - after_first) * later_layers /
                                static_cast<std::size_t>(stage_layers(1));
     };
-    g_.reserve(std::min(max_tasks_, whole(first.tasks, g_.size())),
+    g_.reserve(std::min(budget_.max_tasks(), whole(first.tasks, g_.size())),
                whole(first.edges, g_.edges_added()));
   }
 
@@ -620,7 +612,6 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
-    root_ = fsdp_root_unit(s_, stage == 0, stage == st_.pp - 1);
     last_ = prefetch_anchor_ = last_send_ = kNone;
     deferred_ = {};
     host_waits_.clear();
@@ -720,32 +711,8 @@ class StepBuilder {
   void pair_transfers() {
     for (std::size_t k = 0; k < recvs_.size(); ++k) {
       STEPCAST_ASSERT((recvs_[k] == kNone) == (sends_[k] == kNone), "a pipeline transfer without its peer");
-      if (recvs_[k] != kNone) g_.add_collective({sends_[k], recvs_[k]}, to_ns(p2p_s_));
+      if (recvs_[k] != kNone) g_.add_collective({sends_[k], recvs_[k]}, budget_.to_ns(p2p_s_));
     }
-  }
-
-  // Every duration enters the graph here, so the clock cannot overflow: an input far out of range
-  // (a bandwidth of 1e-300 GB/s, a launch of 1e308 s) is an input error, not a wrapped-around time.
-  std::int64_t to_ns(double seconds) {
-    total_ns_ += seconds * 1e9;
-    if (!(seconds >= 0 && total_ns_ <= kMaxTotalNs)) {
-      throw Error(ErrorKind::kInvalidInput,
-                  fmt::format("the simulated step's tasks add up to more than {:.0f} years (a task of {:g} s): "
-                              "an input is far out of range",
-                              kMaxTotalNs / 1e9 / 3.15576e7, seconds),
-                  "check the times, bandwidths and rates of the model, GPU and cluster files and "
-                  "--host-dispatch; `stepcast estimate` prices the same step in closed form");
-    }
-    return std::llround(seconds * 1e9);
-  }
-
-  Error too_many_tasks() const {
-    return Error(ErrorKind::kUnsupported,
-                 fmt::format("simulating this step needs more than {} tasks: {} micro-batches through {} "
-                             "layers on {} pipeline stages",
-                             max_tasks_, micro_batches_, s_.model.layers, st_.pp),
-                 "`stepcast estimate` prices the same step in closed form; or simulate fewer "
-                 "micro-batches (a larger --micro-batch or a smaller --global-batch)");
   }
 
   void name_lanes() {
@@ -764,7 +731,7 @@ class StepBuilder {
   }
 
   const spec::Scenario& s_;
-  const std::size_t max_tasks_;
+  StepBudget budget_;
   const spec::Strategy& st_;
   const int chunks_;
   const int micro_batches_;
@@ -779,16 +746,18 @@ class StepBuilder {
   const double gather_s_;  // its all-gather under Megatron's scatter/gather
   const bool async_backward_;  // workload::tp_async_backward
   const bool copies_in_turn_;  // workload::fsdp_copies_in_turn
+  const RootUnit root_;        // workload::fsdp_root_unit
+  // ZeRO-3 moves each layer: a group of more than one gathers and reduces it, and FSDP2 copies
+  // around its collectives even on one rank (workload::fsdp2_copies).
+  const bool sharded_passes_;
   const bool rendezvous_;
   std::vector<TaskId> sends_, recvs_;  // by transfer_index
 
   graph::ExecGraph g_;
   int stage_ = 0;
-  RootUnit root_;  // this stage's ZeRO-3 root unit
   TaskId last_ = kNone;             // the last task on the compute stream
   TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
-  double total_ns_ = 0;             // of every task so far
   TaskId last_send_ = kNone;        // the latest pipeline send, for the next synchronisation
   struct DeferredSend {
     bool backward = false;

@@ -422,13 +422,12 @@ bool fsdp_copies_in_turn(const spec::Scenario& s) {
   return fsdp2_copies(s) && gradient_group(s.strategy).size == 1;
 }
 
-RootUnit fsdp_root_unit(const spec::Scenario& s, bool first_stage, bool last_stage) {
+RootUnit fsdp_root_unit(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage < 3 || st.pp > 1 || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking)
     return {};
   const ParamCounts p = param_counts(s.model);
-  const double params = (first_stage ? embedding_params_per_gpu(p, st) : 0) +
-                        (last_stage ? head_params_per_gpu(p, s.model, st) : 0);
+  const double params = embedding_params_per_gpu(p, st) + head_params_per_gpu(p, s.model, st);
   const GroupShape group = gradient_group(st);
   return {collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params, group, s),
           fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),

@@ -195,7 +195,7 @@ TEST(Estimate, PrefetchedZero3GathersHideButSlowTheKernelsBesideThemOnTheSmsThey
   s.strategy.zero_stage = 3;
   s = spec::complete_and_validate(s);
   // The root unit (embedding, final norm, head) adds its gathers and reduce-scatter, exposed.
-  const double root = s.strategy.micro_batches() * workload::fsdp_root_unit(s, true, true).per_micro_batch();
+  const double root = s.strategy.micro_batches() * workload::fsdp_root_unit(s).per_micro_batch();
   EXPECT_GT(root, 0);
   const double with_sms = prefetched_zero3_fsdp_s(s);
   EXPECT_GT(with_sms, 0);

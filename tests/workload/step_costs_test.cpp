@@ -136,7 +136,7 @@ TEST(ShardedCollectives, TheRootUnitIsGatheredTwiceAndReducedOncePerMicroBatchWi
   const spec::Scenario s = zero3_gpt3(64, kPerParameter);
   const ParamCounts p = param_counts(s.model);
   const double params = embedding_params_per_gpu(p, s.strategy) + head_params_per_gpu(p, s.model, s.strategy);
-  const RootUnit root = fsdp_root_unit(s, true, true);
+  const RootUnit root = fsdp_root_unit(s);
   const GroupShape group = gradient_group(s.strategy);
   EXPECT_DOUBLE_EQ(root.gather, collective_s(cost::CollectiveKind::kAllGather, 2 * params, group, s));
   EXPECT_DOUBLE_EQ(root.scatter, collective_s(cost::CollectiveKind::kReduceScatter, 2 * params, group, s));
@@ -144,14 +144,14 @@ TEST(ShardedCollectives, TheRootUnitIsGatheredTwiceAndReducedOncePerMicroBatchWi
   EXPECT_NEAR(root.copy_in, cost::memory_time_s(4 * params, s.cluster.gpu), 1e-12);
   EXPECT_DOUBLE_EQ(root.per_micro_batch(), 2 * (root.gather + root.copy_out) + root.copy_in + root.scatter);
   // FSDP1 gathers into the parameters' own storage: collectives, no copies.
-  const RootUnit fsdp1 = fsdp_root_unit(zero3_gpt3(64, kPerLayer), true, true);
+  const RootUnit fsdp1 = fsdp_root_unit(zero3_gpt3(64, kPerLayer));
   EXPECT_DOUBLE_EQ(fsdp1.gather, root.gather);
   EXPECT_EQ(fsdp1.copy_out + fsdp1.copy_in, 0);
   // None for DeepSpeed's per-tensor ZeRO-3, nor without ZeRO-3.
-  EXPECT_EQ(fsdp_root_unit(zero3_gpt3(64, kPerTensor), true, true).per_micro_batch(), 0);
+  EXPECT_EQ(fsdp_root_unit(zero3_gpt3(64, kPerTensor)).per_micro_batch(), 0);
   spec::Scenario zero2 = s;
   zero2.strategy.zero_stage = 2;
-  EXPECT_EQ(fsdp_root_unit(zero2, true, true).per_micro_batch(), 0);
+  EXPECT_EQ(fsdp_root_unit(zero2).per_micro_batch(), 0);
 }
 
 TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
