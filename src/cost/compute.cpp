@@ -233,8 +233,9 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
 }
 
 AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel kernel) {
-  if (kernel == spec::AttentionKernel::kCudnn) return {gpu.cudnn_attention_efficiency, gpu.cudnn_attention_half_keys};
-  return {gpu.attention_efficiency, gpu.attention_half_keys};
+  if (kernel == spec::AttentionKernel::kCudnn)
+    return {gpu.cudnn_attention_efficiency, gpu.cudnn_attention_half_keys, gpu.cudnn_attention_head64_rate};
+  return {gpu.attention_efficiency, gpu.attention_half_keys, gpu.attention_head64_rate};
 }
 
 KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, AttentionCurve curve,

@@ -68,9 +68,10 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
                                   const spec::GpuSpec& gpu, Beside beside, double row_chunks = 1);
 
-/// A fused attention kernel's rate: efficiency x keys / (keys + half_keys) of peak_bf16.
+/// A fused attention kernel's rate: efficiency x keys / (keys + half_keys) of peak_bf16, times
+/// head64_rate for heads of 64 or fewer.
 struct AttentionCurve {
-  double efficiency, half_keys;
+  double efficiency, half_keys, head64_rate;
 };
 /// The GPU's curve for `kernel`: cuDNN's where asked for, else FlashAttention-2's.
 AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel kernel);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "cost/compute.h"
 
 namespace stepcast::workload {
 namespace {
@@ -252,10 +253,8 @@ void add_attention(const Scenario& s, LayerOps& out) {
     op.core_attention = true;
     const double padded = kernel_head_width(st.attention, hd) + kernel_head_width(st.attention, vd);
     // Narrow heads give each tile less work per load: the GPU's measured rate at 64 wide.
-    const spec::GpuSpec& gpu = s.cluster.gpu;
-    const double narrow = kernel_head_width(st.attention, hd) > 64                ? 1
-                          : st.attention == AttentionKernel::kCudnn ? gpu.cudnn_attention_head64_rate
-                                                                    : gpu.attention_head64_rate;
+    const double narrow =
+        kernel_head_width(st.attention, hd) > 64 ? 1 : cost::attention_curve(s.cluster.gpu, st.attention).head64_rate;
     op.relative_rate =
         (st.attention == AttentionKernel::kFlashV1 ? kFlashV1RelativeRate : 1) * narrow * (hd + vd) / padded;
     out.add(op);
