@@ -72,12 +72,20 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // scale, and LayerNorm a shift too. Eager RMSNorm (torchtitan norms.py, Hugging Face
 // LlamaRMSNorm) is x.float(), pow(2), mean, rsqrt, multiply, type_as, times the weight: per
 // element 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes in 8 kernels; its autograd backward reads and writes
-// FP32 gradients through the same chain and sums the two paths into dx, about 64 bytes in 12.
+// FP32 gradients through the same chain and sums the two paths into dx, about 64 bytes in 16
+// (with the weight's gradient and its sum over the tokens).
 // Measured, the chain takes longer than those bytes at streaming bandwidth: Liger-Kernel's
 // benchmark of Hugging Face's LlamaRMSNorm on an A100-SXM4-80GB (2,048 tokens of 4,096, BF16:
 // 0.280 ms forward, 0.740 ms backward; benchmark/data/all_benchmark_data.csv @0400d313, liger
 // 0.2.1) is, at the A100 preset's bandwidth, 58 and 155 bytes per element, which it is priced
-// at. Eager LayerNorm is PyTorch's native kernel, one each way, which the same benchmark data
+// at. Inside real training steps on an H100 the same chain takes less: 45.7-46.0 and
+// 107.2-108.3 bytes per element at the H100's measured bandwidth (48 norms of widths 2,048 to
+// 4,096 over 8,192 tokens, GPU time from the Kineto traces; data/calibration/
+// eager_chains_h100_measured.csv, tools/kernel_chains.py), which also counts 16 kernels in the
+// backward. Whether the gap is the GPU's or Liger's timing (CUDA events around the whole chain
+// at a quarter of the size) is not known, so the A100 figure stays for every GPU
+// (docs/accuracy.md, Known gaps).
+// Eager LayerNorm is PyTorch's native kernel, one each way, which Liger-Kernel's benchmark data
 // times (FP32, 4,096 tokens of 4,096) at 0.122 and 0.310 ms on the A100-SXM4-80GB and 0.066 and
 // 0.179 ms on the H100 80GB HBM3: 3 and 8 elements' bytes per element at the presets'
 // bandwidth (its backward reads x and dy again for the weight's gradient and reduces over the
@@ -88,14 +96,14 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // cuComputeGradGammaBeta).
 // A norm over rows of `width` elements: the hidden size, or a head's for Qwen3's query and key
 // norms. Its trained scale (and a LayerNorm's shift) is `width` wide.
-constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;  // per element
+constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;  // per element, A100
 constexpr double kNativeLayerNormElements = 3, kNativeLayerNormBwdElements = 8;  // per element
 // `eager_code`: the norm runs as PyTorch reference code, not fused or compiled.
 Op norm(const char* name, double rows, double width, double e, const Scenario& s, bool eager_code) {
   const double elements = rows * width;
   Op op = !eager_code ? kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3)
           : s.model.norm == spec::NormKind::kRmsNorm
-              ? kernel_chain(name, kEagerRmsNormBytes * elements, kEagerRmsNormBwdBytes * elements, 8, 12)
+              ? kernel_chain(name, kEagerRmsNormBytes * elements, kEagerRmsNormBwdBytes * elements, 8, 16)
               : kernel_chain(name, kNativeLayerNormElements * e * elements,
                              kNativeLayerNormBwdElements * e * elements, 1, 3);
   op.n = width;
@@ -141,13 +149,22 @@ Op logit_softcap(double logits, double e, const Scenario& s) {
 //   per logit, among about 26 kernels with the target masking, three all-reduces and the loss
 //   mask; backward multiplies the saved softmax by the loss gradient and casts it back, 14 bytes
 //   in 9 kernels.
-// - eager F.cross_entropy(logits.float()): cast and log-softmax, 14 bytes in 3 kernels; backward
-//   22 bytes in 4 (NLL's scatter into zeros, log-softmax's backward, the cast).
+// - eager F.cross_entropy(logits.float()): the cast (6 bytes) and log-softmax, whose kernel for
+//   rows too long to keep on chip (cunn_SoftMaxForward) reads each row three times, for its
+//   maximum, for the sum of exponentials and to write the output (16 bytes): 22 bytes in 3
+//   kernels; backward NLL's zero fill (4), log-softmax's backward, which reads the gradient for
+//   its sum and then the gradient and the output to write (16), and the cast back (6): 26 bytes
+//   in 4. Measured inside training steps on an H100 (data/calibration/
+//   eager_chains_h100_measured.csv: vocabularies of 50,257 to 152,064 over 8,192 tokens) they
+//   take 24.0-25.1 and 25.3-25.7 bytes per logit at streaming bandwidth, the forward's cast
+//   running on PyTorch's unvectorized copy kernel; they are priced at those measured 25 and 25.5.
 // - a fused kernel (Transformer Engine, flash-attn, Megatron-Core's loss fusion):
 //   reads the BF16 logits and writes FP32 row statistics and the loss; backward writes the BF16
 //   gradient from the saved FP32 softmax.
+constexpr double kEagerCrossEntropyBytes = 25, kEagerCrossEntropyBwdBytes = 25.5;  // per logit
 Op cross_entropy(double logits, double e, const Scenario& s) {
-  if (eager_head(s)) return kernel_chain("cross_entropy", 14 * logits, 22 * logits, 3, 4);
+  if (eager_head(s))
+    return kernel_chain("cross_entropy", kEagerCrossEntropyBytes * logits, kEagerCrossEntropyBwdBytes * logits, 3, 4);
   if (!s.strategy.fused_cross_entropy) {
     return kernel_chain("cross_entropy", 38 * logits, 14 * logits, 26, 9);
   }

@@ -9,22 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include "../calibration_csv.h"
 #include "core/csv.h"
 #include "cost/compute.h"
 #include "spec/presets.h"
 
 namespace stepcast::cost {
 namespace {
-
-// The CSV without its leading comment lines (its source).
-std::string without_comments(const std::string& text) {
-  std::istringstream lines(text);
-  std::string line, kept;
-  while (std::getline(lines, line)) {
-    if (!line.empty() && line[0] != '#') kept += line + "\n";
-  }
-  return kept;
-}
 
 // The largest relative error of the preset's modelled forward + backward rate against the
 // file's measured one, at each sequence length of the benchmark (16K tokens of 16 heads of 128).
@@ -34,8 +25,7 @@ double worst_error(const std::string& file, const char* preset,
                    spec::AttentionKernel kernel = spec::AttentionKernel::kFlash) {
   const spec::GpuSpec gpu = spec::gpu_preset(preset);
   const AttentionCurve curve = attention_curve(gpu, kernel);
-  const std::string path = STEPCAST_SOURCE_DIR "/data/calibration/" + file;
-  const core::CsvTable table = core::read_csv(path, without_comments(core::read_file(path)));
+  const core::CsvTable table = testing::read_calibration(file);
   EXPECT_EQ(table.rows.size(), 6u) << file;
   const int combined = table.column("fwd_bwd_tflops"), fwd = table.column("fwd_causal_tflops"),
             bwd = table.column("bwd_tflops");

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <string_view>
 
+#include "../calibration_csv.h"
 #include "analytic/estimate.h"
+#include "core/csv.h"
 #include "spec/presets.h"
 #include "workload/memory.h"
 #include "workload/step_costs.h"
@@ -422,6 +425,36 @@ TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTime
   EXPECT_DOUBLE_EQ(megatron.bytes, 38 * logits);
   EXPECT_EQ(megatron.launches, 26);
   EXPECT_EQ(fused.launches, 1);
+}
+
+TEST(Operators, EagerCrossEntropyTakesWhatItsKernelsTookInsideMeasuredH100Steps) {
+  // F.cross_entropy(logits.float()) in the Kineto traces of data/measurements/h100-steps, each
+  // chain's GPU time (tools/kernel_chains.py): vocabularies of 50,257 to 152,064 over 8,192 tokens.
+  const core::CsvTable table = testing::read_calibration("eager_chains_h100_measured.csv");
+  const int chain = table.column("chain"), tokens = table.column("tokens"), width = table.column("width"),
+            ms = table.column("ms");
+  int checked = 0;
+  for (const core::CsvRow& row : table.rows) {
+    const std::string& name = row.cells[static_cast<std::size_t>(chain)];
+    if (!name.starts_with("cross_entropy")) continue;
+    spec::Scenario s;
+    s.model = spec::model_preset("llama3.1-8b");
+    s.model.vocab = std::stoi(row.cells[static_cast<std::size_t>(width)]);
+    s.cluster = spec::cluster_preset("dgx-h100");
+    s.gpus = 1;
+    s.strategy.global_batch = 1;
+    s.strategy.seq_len = std::stoi(row.cells[static_cast<std::size_t>(tokens)]);
+    s.strategy.elementwise = spec::Elementwise::kEager;
+    s = spec::complete_and_validate(s);
+    const OpTime t = op_times(find(head_ops(s), "cross_entropy"), s, Overlap{}).whole;
+    const double measured = std::stod(row.cells[static_cast<std::size_t>(ms)]) * 1e-3;
+    // Forward 24.0-25.1 bytes per logit measured, priced at 25 (the cast runs on an unvectorized
+    // kernel); backward 25.3-25.7, priced at 25.5.
+    const bool forward = name == "cross_entropy_forward";
+    EXPECT_NEAR(forward ? t.fwd : t.bwd_input, measured, (forward ? 0.045 : 0.015) * measured) << row.line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(Operators, CompiledBlocksMoveLessThanFusedKernelsWhichMoveLessThanEagerWhileTheCompiledHeadRunsEagerly) {
