@@ -85,9 +85,13 @@ KernelTime attention_time(double flops, double bytes, double keys, double relati
 /// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and
 /// collectives together ask for more than the achievable bandwidth, the two share it and the
 /// kernel keeps at least half. Inline: the estimate prices some 30 such kernels per call.
-inline double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps = 0) {
-  const double achievable = gpu.hbm_bandwidth_Bps * gpu.memory_efficiency;
+inline double streaming_time_s(double bytes, const spec::GpuSpec& gpu, double efficiency, double hbm_taken_Bps) {
+  const double achievable = gpu.hbm_bandwidth_Bps * efficiency;
   return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
+}
+/// The same at the bandwidth a copy reaches (GpuSpec::memory_efficiency).
+inline double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps = 0) {
+  return streaming_time_s(bytes, gpu, gpu.memory_efficiency, hbm_taken_Bps);
 }
 
 /// Sustained-clock factor (<= 1) of a GPU capped below its TDP. Dynamic power grows about as

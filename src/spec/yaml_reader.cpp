@@ -344,16 +344,17 @@ GpuSpec gpu_from(MapReader r) {
   g.fp8_matmul_efficiency = r.fraction("fp8_matmul_efficiency", 0);
   g.memory_efficiency = r.fraction("memory_efficiency");
   g.attention_efficiency = r.fraction("attention_efficiency");
-  if (r.has("attention_half_keys"))
-    // Measured half points are hundreds of keys; a million keeps a typo from pricing attention absurdly.
-    g.attention_half_keys = r.number("attention_half_keys", 0, 1e6, false);
+  // Measured half points are hundreds of keys; a million keeps a typo from pricing attention absurdly.
+  const auto half_keys = [&](const char* key, double& value) {
+    if (r.has(key)) value = r.number(key, 0, 1e6, false);
+  };
+  half_keys("attention_half_keys", g.attention_half_keys);
+  half_keys("cudnn_attention_half_keys", g.cudnn_attention_half_keys);
   g.cudnn_attention_efficiency = r.fraction("cudnn_attention_efficiency", 0);
   g.attention_head64_rate = r.fraction("attention_head64_rate", 1);
   g.cudnn_attention_head64_rate = r.fraction("cudnn_attention_head64_rate", 1);
   g.misaligned_gemm_efficiency = r.fraction("misaligned_gemm_efficiency", 0);
   g.optimizer_memory_efficiency = r.fraction("optimizer_memory_efficiency", 0);
-  if (r.has("cudnn_attention_half_keys"))
-    g.cudnn_attention_half_keys = r.number("cudnn_attention_half_keys", 0, 1e6, false);
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
   if (r.has("gemm_efficiency")) {
     g.gemm_grid = gemm_grid_from(MapReader(r.source(), r.value("gemm_efficiency"), r.field("gemm_efficiency")));

@@ -343,11 +343,12 @@ class StepBuilder {
       if (blocking) {
         sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       } else {
-        if (sharded.copy_in > 0 && copies_in_turn_) {
-          compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb, 0);
-        } else if (sharded.copy_in > 0) {
-          side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
-               TaskKind::kCompute);
+        if (sharded.copy_in > 0) {
+          if (copies_in_turn_)
+            compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb, 0);
+          else
+            side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
+                 TaskKind::kCompute);
         }
         side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       }

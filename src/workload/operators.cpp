@@ -268,10 +268,10 @@ void add_attention(const Scenario& s, LayerOps& out) {
     op.bwd_flops = 2.5;
     op.bwd_bytes = 2;
     op.core_attention = true;
-    const double padded = kernel_head_width(st.attention, hd) + kernel_head_width(st.attention, vd);
+    const double kernel_hd = kernel_head_width(st.attention, hd);
+    const double padded = kernel_hd + kernel_head_width(st.attention, vd);
     // Narrow heads give each tile less work per load: the GPU's measured rate at 64 wide.
-    const double narrow =
-        kernel_head_width(st.attention, hd) > 64 ? 1 : cost::attention_curve(s.cluster.gpu, st.attention).head64_rate;
+    const double narrow = kernel_hd > 64 ? 1 : cost::attention_curve(s.cluster.gpu, st.attention).head64_rate;
     op.relative_rate =
         (st.attention == AttentionKernel::kFlashV1 ? kFlashV1RelativeRate : 1) * narrow * (hd + vd) / padded;
     out.add(op);

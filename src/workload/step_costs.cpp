@@ -424,8 +424,7 @@ bool fsdp_copies_in_turn(const spec::Scenario& s) {
 
 RootUnit fsdp_root_unit(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  if (st.zero_stage < 3 || st.pp > 1 || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking)
-    return {};
+  if (!st.prefetches_zero3_gathers() || st.pp > 1) return {};
   const ParamCounts p = param_counts(s.model);
   const double params = embedding_params_per_gpu(p, st) + head_params_per_gpu(p, s.model, st);
   const GroupShape group = gradient_group(st);
@@ -486,7 +485,7 @@ double optimizer_s(const spec::Scenario& s, double params) {
   const spec::GpuSpec& gpu = s.cluster.gpu;
   const double efficiency =
       gpu.optimizer_memory_efficiency > 0 ? gpu.optimizer_memory_efficiency : gpu.memory_efficiency;
-  return bytes / (gpu.hbm_bandwidth_Bps * efficiency) + gpu.kernel_overhead_s;
+  return cost::streaming_time_s(bytes, gpu, efficiency, 0);
 }
 
 }  // namespace stepcast::workload
