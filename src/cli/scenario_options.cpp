@@ -121,7 +121,14 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_flag("--tp-async-backward", st.tp_async_backward,
                "Megatron's column-parallel backward: the input gradient's all-reduce (with --sp: "
                "reduce-scatter) beside the weight-gradient GEMM, and with --sp the input gathered "
-               "again beside the input-gradient GEMM");
+               "again beside the input-gradient GEMM; with --async-tp, Transformer Engine's bulk "
+               "userbuffers overlaps");
+  cmd.add_option("--tp-backward-sms", st.tp_backward_sms,
+                 "SMs each of --tp-async-backward's collectives holds beside its GEMM: 0 = NCCL's "
+                 "channels of the TP group; with --async-tp, the bulk overlaps' num_sm of the "
+                 "userbuffers config")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd.add_flag(
       "--fp8-weight-cache", st.fp8_weight_cache,
       "With --dtype fp8: cast each weight to FP8 on a step's first micro-batch only and reuse it "

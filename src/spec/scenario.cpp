@@ -123,6 +123,7 @@ class Checker {
     if (degrees_ok_) check_experts();
     check_zero_and_cluster();
     check_precision();
+    check_tp_backward_sms();
     return std::move(problems_);
   }
 
@@ -367,6 +368,13 @@ class Checker {
     }
   }
 
+  void check_tp_backward_sms() {
+    const int sms = sc_.cluster.gpu.sm_count;
+    if (st_.tp_backward_sms == 0 || (st_.tp_backward_sms > 0 && st_.tp_backward_sms < sms)) return;
+    problem("--tp-backward-sms " + str(st_.tp_backward_sms) + " leaves no SM of the GPU's " + str(sms) +
+            " for the GEMMs beside them; valid: 0 (NCCL's channels) to " + str(sms - 1));
+  }
+
   void check_precision() {
     if (!st_.fp8_weight_cache || st_.dtype == Dtype::kFp8) return;
     problem(std::string("the FP8 weight cache keeps each weight's FP8 cast for a step's later "
@@ -520,6 +528,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.attention", name(st.attention));
   d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
   d.field("strategy.tp_async_backward", st.tp_async_backward);
+  d.field("strategy.tp_backward_sms", st.tp_backward_sms);
   d.field("strategy.elementwise", name(st.elementwise));
   d.field("strategy.fused_cross_entropy", st.fused_cross_entropy);
   d.field("strategy.host_dispatch_s", st.host_dispatch_s);

@@ -137,10 +137,15 @@ struct Strategy {
   // SP the input gradient's all-reduce beside the weight-gradient GEMM
   // (async_tensor_model_parallel_allreduce, Megatron-LM from late 2021, Megatron-Core); with SP
   // the layer's input gathered again beside the input-gradient GEMM (the forward's gathered copy
-  // is not kept) and the input gradient's reduce-scatter beside the weight-gradient GEMM. No
-  // effect with overlap_tp_comm, which hides those collectives already, or under zero-bubble
+  // is not kept) and the input gradient's reduce-scatter beside the weight-gradient GEMM. With
+  // overlap_tp_comm this is Transformer Engine's userbuffers backward (ub_bulk_dgrad and
+  // ub_bulk_wgrad): the forward's gathers stay split across the GEMMs, the column-parallel
+  // backward runs these bulk collectives beside its whole GEMMs. No effect under zero-bubble
   // schedules, which defer the weight gradient.
   bool tp_async_backward = false;
+  // SMs each of those backward collectives holds while it runs: 0, NCCL's channels of the TP
+  // group; under overlap_tp_comm, the num_sm of Transformer Engine's bulk userbuffers kernels.
+  int tp_backward_sms = 0;
   bool overlap_dp_comm = true;    // DP gradient buckets reduced during backward (false: after it)
   GradSync grad_sync = GradSync::kAsReady;
   OptimizerStep optimizer_step = OptimizerStep::kMasterWeights;

@@ -139,6 +139,7 @@ struct Software {
   bool tp_shards_sequence = false;  // its tensor parallelism always runs with sequence parallelism
   bool tp_comm_overlap = false;     // TP collectives overlapped with the GEMMs beside them
   bool tp_async_backward = false;   // Megatron's column-parallel backward collectives beside GEMMs
+  int tp_backward_sms = 0;          // SMs those hold (Strategy::tp_backward_sms)
   bool fp8_weight_cache = false;    // FP8 weights cast once per step (Transformer Engine)
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
   spec::CpExchange cp_exchange = spec::CpExchange::kRing;
@@ -236,6 +237,16 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.zero_stage = 1;
     sw.tp_shards_sequence = true;
     sw.tp_comm_overlap = true;
+    // Transformer Engine's column-parallel backward (LayerNormLinear with ub_bulk_dgrad and
+    // ub_bulk_wgrad, which the recipes' userbuffers configs set for qkv and fc1): the input
+    // gathered again beside the whole input-gradient GEMM and the input gradient's reduce-scatter
+    // beside the weight-gradient GEMM, on kernels of num_sm SMs (Megatron-Bridge
+    // training/comm_overlap.py, userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192: qkv 4 and 24,
+    // fc1 2 and 4; ..._h16384_tp8_cp2_...: qkv 2 and 24, fc1 2 and 2). The model takes one count
+    // per run: the largest of the three small ones, which cover all but the QKV weight gradient,
+    // the smallest of the four GEMMs.
+    sw.tp_async_backward = true;
+    sw.tp_backward_sms = contains(model, "405B") ? 2 : 4;
     sw.fp8_weight_cache = true;
     sw.pipeline_transfers = spec::PipelineTransfers::kAsynchronous;
     sw.grad_sync = spec::GradSync::kAligned;  // align_grad_reduce, Megatron-Core's default
@@ -494,6 +505,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
   st.tp_async_backward = sw.tp_async_backward;
+  st.tp_backward_sms = sw.tp_backward_sms;
   st.overlap_dp_comm = sw.overlap_dp;
   st.sharded_collectives = sw.sharded_collectives;
   st.elementwise = sw.elementwise;

@@ -198,16 +198,20 @@ class StepBuilder {
       collective(Category::kTensorParallel, tp_collective_s(s_, kind, fp8_gemm(op, s_)),
                  tp_task_name(kind), layer, mb);
     } else {  // async TP: beside the edge GEMM
-      tp_beside_next(op, kind, layer, mb);
+      tp_beside_next(op, kind, layer, mb, false);
     }
   }
 
   // A TP collective of `op`'s edge beside the next compute task; the task after that waits for it.
-  void tp_beside_next(const Op& op, CollectiveKind kind, int layer, int mb) {
+  // Async TP's copy engines hold no SMs; the column-parallel backward's collectives beside the
+  // other GEMM (Strategy::tp_async_backward) are kernels that do: NCCL's, or with async TP
+  // Transformer Engine's bulk userbuffers kernels.
+  void tp_beside_next(const Op& op, CollectiveKind kind, int layer, int mb, bool holds_sms) {
     const double seconds = tp_collective_s(s_, kind, fp8_gemm(op, s_));
     if (seconds <= 0) return;
-    after_next_.push_back(
-        side(kOverlapStream, Category::kTensorParallel, seconds, tp_task_name(kind), layer, mb));
+    const TaskId id = side(kOverlapStream, Category::kTensorParallel, seconds, tp_task_name(kind), layer, mb);
+    g_.mutable_task(id).holds_sms = holds_sms;
+    after_next_.push_back(id);
   }
 
   // Megatron's column-parallel backward (Strategy::tp_async_backward): the block's first op runs
@@ -256,8 +260,9 @@ class StepBuilder {
       if (recompute && recompute_share(op, st_.recompute) == 0) continue;
       const bool comm = mode != OpPass::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
       const OpPass edge_mode = forward ? OpPass::kForward : OpPass::kBackward;
+      const bool async_edge = mode == OpPass::kBackward && async_backward_edge(op);
       if (comm) {
-        tp_edge(op, edge_mode, true, layer, mb);
+        if (!async_edge) tp_edge(op, edge_mode, true, layer, mb);
         ep_edge(op, edge_mode, true, layer, mb);
       }
       // The CP exchange around the pass's core-attention kernels (a recomputed forward runs it
@@ -274,14 +279,13 @@ class StepBuilder {
         const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
         cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
       }
-      const bool async_edge = mode == OpPass::kBackward && async_backward_edge(op);
       if (async_edge && st_.sequence_parallel)
-        tp_beside_next(op, CollectiveKind::kAllGather, layer, mb);
+        tp_beside_next(op, CollectiveKind::kAllGather, layer, mb, true);
       op_task(p, i, mode, layer, mb);
       if (async_edge) {
         tp_beside_next(
             op, st_.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-            layer, mb);
+            layer, mb, true);
         op_task(p, i, OpPass::kWeightGradient, layer, mb);
       }
       const bool last_of_attention = exchange && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention);

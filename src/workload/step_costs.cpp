@@ -203,17 +203,23 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
   GroupShape group = gradient_group(s.strategy);
   if (group.size <= 1) group = group_of(s.strategy, Axis::kCp);
   const cost::GroupLayout layout{group.size, group.stride};
-  int sms = cost::collective_sms(layout, s.cluster);
-  // Backward TP collectives beside the GEMMs hold their own channels: one SM count serves all
-  // the overlapped collectives, the larger.
-  if (tp_async_backward(s.strategy)) {
-    const GroupShape tp = group_of(s.strategy, Axis::kTp);
-    sms = std::max(sms, cost::collective_sms({tp.size, tp.stride}, s.cluster));
-  }
-  return {{shares, sms}, cost::collective_hbm_Bps(layout, s.cluster)};
+  return {{shares, cost::collective_sms(layout, s.cluster)}, cost::collective_hbm_Bps(layout, s.cluster)};
 }
 
-OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
+// SMs each of the column-parallel backward's TP collectives holds (Strategy::tp_backward_sms).
+int tp_backward_sms(const spec::Scenario& s) {
+  if (s.strategy.tp_backward_sms > 0) return s.strategy.tp_backward_sms;
+  const GroupShape tp = group_of(s.strategy, Axis::kTp);
+  return cost::collective_sms({tp.size, tp.stride}, s.cluster);
+}
+
+OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& layer) {
+  // The column-parallel backward's TP collectives run beside this op's GEMMs
+  // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
+  Overlap overlap = layer;
+  if (op.tp_edge == BlockEdge::kStart && overlap.beside.shares != cost::Shares::kWhole &&
+      tp_async_backward(s.strategy))
+    overlap.beside.collective_sms = std::max(overlap.beside.collective_sms, tp_backward_sms(s));
   const cost::Shares shares = overlap.beside.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
@@ -273,8 +279,13 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   }
   if (op.kind == OpKind::kGemm) {
     const double pieces = tp_overlap_pieces(op, s.strategy);
-    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances},
-                                                            op.bytes, fp8, gpu, overlap.beside, pieces);
+    const cost::GemmShape shape{op.m, op.n, op.k, op.instances};
+    cost::LinearGemmTimes g = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, overlap.beside, pieces);
+    // The column-parallel backward's collectives run beside its whole GEMMs
+    // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
+    // the forward's is split.
+    const bool bulk_backward = pieces > 1 && op.tp_edge == BlockEdge::kStart && tp_async_backward(s.strategy);
+    if (bulk_backward) g.input_grad = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, overlap.beside).input_grad;
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
       fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
@@ -289,7 +300,7 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
       const double rows = op.m / pieces * op.instances;
       const double sum = cost::memory_time_s(
           (pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
-      (forward ? fwd_extra : bwd_extra) += sum;
+      if (forward || !bulk_backward) (forward ? fwd_extra : bwd_extra) += sum;
     }
     if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
     const double accumulation = fused_weights || accumulated_share <= 0
@@ -353,8 +364,7 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_ed
 }
 
 bool tp_async_backward(const spec::Strategy& st) {
-  return st.tp_async_backward && st.tp > 1 && !st.overlap_tp_comm &&
-         st.schedule != spec::Schedule::kZeroBubbleH1;
+  return st.tp_async_backward && st.tp > 1 && st.schedule != spec::Schedule::kZeroBubbleH1;
 }
 
 double cp_ring_step_s(const spec::Scenario& s) {

@@ -46,12 +46,13 @@ struct Overlap {
 
 /// The overlap of `shares` for `s`'s layers. The collectives that overlap kernels and hold SMs
 /// run on the data-parallel (gradient) group, or with a data-parallel degree of 1 on the
-/// context-parallel ring; their HBM use is that group's. They hold that group's SMs, or the TP
-/// group's where backward TP collectives overlap too and hold more (tp_async_backward).
+/// context-parallel ring; their HBM use is that group's, and so are the SMs they hold.
 Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
 
 /// Forward and backward time of one operator for one micro-batch, on the GPU and on the host;
-/// the shares not asked for are left at `whole` (cost::Shares).
+/// the shares not asked for are left at `whole` (cost::Shares). A column-parallel op whose
+/// backward runs TP collectives beside its GEMMs (tp_async_backward) prices its shares with the
+/// SMs those hold where they hold more (Strategy::tp_backward_sms).
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap);
 
 /// A linear layer whose 16-bit GEMMs run at a third of their rate (cost::odd_width).

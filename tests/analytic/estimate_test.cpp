@@ -285,16 +285,53 @@ TEST(Estimate, MegatronsAsyncBackwardHidesTheInputGradientsCollectiveBehindTheWe
   EXPECT_LE(saved, bound * (1 + 1e-12));
   const double saved_sp = tp_comm(true, false).first - tp_comm(true, true).first;
   EXPECT_LT(saved_sp, saved);
-  // Async TP hides those collectives already, and zero-bubble schedules defer the weight gradient
-  // the all-reduce would run beside: the flag then changes nothing.
-  for (const bool zero_bubble : {false, true}) {
-    spec::Scenario other = s;
-    other.strategy.overlap_tp_comm = !zero_bubble;
-    if (zero_bubble) other.strategy.schedule = spec::Schedule::kZeroBubbleH1;
-    const double without = estimate(other).step_time_s;
-    other.strategy.tp_async_backward = true;
-    EXPECT_EQ(estimate(other).step_time_s, without) << zero_bubble;
+  // Zero-bubble schedules defer the weight gradient the all-reduce would run beside: the flag
+  // then changes nothing.
+  spec::Scenario zero_bubble = s;
+  zero_bubble.strategy.schedule = spec::Schedule::kZeroBubbleH1;
+  const double without = estimate(zero_bubble).step_time_s;
+  zero_bubble.strategy.tp_async_backward = true;
+  EXPECT_EQ(estimate(zero_bubble).step_time_s, without);
+}
+
+// Under async TP the flag is Transformer Engine's userbuffers backward: the column-parallel ops
+// run their input-gradient GEMM whole (not split per rank as async TP splits it), with the
+// input's second gather beside it and the reduce-scatter beside the weight gradient, on kernels
+// that hold tp_backward_sms SMs; the row-parallel ops and every forward GEMM stay split.
+TEST(Estimate, TransformerEnginesBulkOverlapsRunBesideTheColumnParallelBackwardsWholeGemms) {
+  spec::Scenario s = scenario("llama3.1-70b", "dgx-h100", 8, 8, 1, 1, 1, 1, 8192);
+  s.strategy.sequence_parallel = true;
+  s.strategy.overlap_tp_comm = true;
+  s = spec::complete_and_validate(s);
+  spec::Scenario bulk = s;
+  bulk.strategy.tp_async_backward = true;
+  const workload::Overlap beside = workload::layer_overlap(s, cost::Shares::kBesideOne);
+  // The start ops' weight-gradient GEMMs beside the bulk scatter, with 2 and 24 SMs held.
+  double alone = 0, beside_two_sms = 0, beside_24_sms = 0;
+  for (const workload::Op& op : workload::layer_ops(s, false)) {
+    if (op.kind != workload::OpKind::kGemm) continue;
+    const workload::OpTimes split = workload::op_times(op, s, beside);
+    const workload::OpTimes whole = workload::op_times(op, bulk, beside);
+    EXPECT_EQ(whole.whole.fwd, split.whole.fwd) << op.name;
+    if (op.tp_edge != workload::BlockEdge::kStart) {
+      EXPECT_EQ(whole.whole.bwd_input, split.whole.bwd_input) << op.name;
+      continue;
+    }
+    // Eight pieces fill their waves worse than one GEMM, and add up no partial sums.
+    EXPECT_LT(whole.whole.bwd_input, split.whole.bwd_input) << op.name;
+    alone += whole.whole.bwd_weight;
+    bulk.strategy.tp_backward_sms = 2;
+    beside_two_sms += workload::op_times(op, bulk, beside).beside.bwd_weight;
+    bulk.strategy.tp_backward_sms = 24;
+    beside_24_sms += workload::op_times(op, bulk, beside).beside.bwd_weight;
   }
+  // The bulk kernels' SMs slow the GEMMs beside them (in more waves of tiles), more where they
+  // hold more.
+  EXPECT_GE(beside_two_sms, alone * (1 - 1e-12));
+  EXPECT_GT(beside_24_sms, beside_two_sms);
+  bulk.strategy.tp_backward_sms = 0;
+  // The input's second gather is exposed where it outlasts the input-gradient GEMM.
+  EXPECT_GT(estimate(bulk).breakdown.tp_comm_s, estimate(s).breakdown.tp_comm_s);
 }
 
 // Megatron's interleaved schedule finishes a stage's chunks a group of pp micro-batches apart, so

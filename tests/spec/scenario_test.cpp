@@ -264,6 +264,13 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   "cp 2 needs FlashAttention-style attention (ring attention merges one key/value "
                   "block at a time); use --attention flash, or cp 1 with unfused attention"},
+        Violation{"TpBackwardCollectivesHoldingEverySm", false,
+                  [](Scenario& s) {
+                    s.cluster.gpu.sm_count = 132;
+                    s.strategy.tp_backward_sms = 132;
+                  },
+                  "--tp-backward-sms 132 leaves no SM of the GPU's 132 for the GEMMs beside them; "
+                  "valid: 0 (NCCL's channels) to 131"},
         Violation{"CudnnAttentionOnAGpuWithoutItsMeasuredCurve", false,
                   [](Scenario& s) {
                     s.cluster.gpu.name = "a100-80g";
@@ -389,7 +396,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.fp8_weight_cache = false\n"
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
-            "strategy.tp_async_backward = false\n"
+            "strategy.tp_async_backward = false\n" "strategy.tp_backward_sms = 0\n"
             "strategy.elementwise = fused\n"
             "strategy.fused_cross_entropy = true\n"
             "strategy.host_dispatch_s = 4.24e-05\n"

@@ -244,13 +244,30 @@ TEST(Build, MegatronsAsyncBackwardRunsTheColumnParallelCollectivesBesideTheirGem
   std::map<std::string, int> all_reduce = count(plain);
   EXPECT_EQ(all_reduce["tp.all_reduce"], 2 * 32);
   EXPECT_EQ(all_reduce["tp.all_reduce beside"], 2 * 32);
-  // Async TP already hides these collectives; the flag then changes nothing.
+  // Under async TP (Transformer Engine's userbuffers) the same bulk collectives run beside the
+  // column-parallel backward's GEMMs, holding SMs; the split gathers and scatters beside the other
+  // GEMMs move on copy engines and hold none.
   Shape both = sp_async;
   both.async_tp = true;
-  Shape async_tp_only = sp;
-  async_tp_only.async_tp = true;
-  EXPECT_EQ(build(scenario("llama3.1-8b", "dgx-h100", both)).size(),
-            build(scenario("llama3.1-8b", "dgx-h100", async_tp_only)).size());
+  std::map<std::string, int> bulk = count(both);
+  // Per layer: forward 2 split gathers and 2 split scatters; backward 2 split gathers at the
+  // blocks' ends, 2 bulk gathers and 2 bulk scatters at their starts.
+  EXPECT_EQ(bulk["tp.all_gather beside"], 6 * 32);
+  EXPECT_EQ(bulk["tp.reduce_scatter beside"], 4 * 32);
+  EXPECT_EQ(bulk["wgrad"], 2 * 32);
+  const graph::ExecGraph g = build(scenario("llama3.1-8b", "dgx-h100", both));
+  int holding = 0;
+  for (graph::TaskId id = 0; id < g.size(); ++id)
+    if (g.task(id).category == graph::Category::kTensorParallel && g.task(id).holds_sms) ++holding;
+  EXPECT_EQ(holding, 2 * 2 * 32);
+  // And the two engines price them alike (the estimate's tp_comm and the SMs held).
+  both.host_time = false;
+  for (const int sms : {0, 4}) {
+    spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", both);
+    s.strategy.tp_backward_sms = sms;
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 1e-3 * e) << sms;
+  }
 }
 
 TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopiesHoldNone) {
