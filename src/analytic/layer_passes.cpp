@@ -92,7 +92,8 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
         bwd += overlapped_s(e.bwd_input, e.beside_bwd_input, e.fp8 ? gather_fp8 : gather) -
                e.bwd_input;
     } else {
-      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd()) : c_bwd;
+      // Async TP hides it behind the input gradient's pieces; the weight gradient waits for it.
+      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd_input) : c_bwd;
     }
   }
   const double launches = st.sequence_parallel ? 4.0 : 2.0;

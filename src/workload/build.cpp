@@ -220,6 +220,13 @@ class StepBuilder {
     return op.tp_edge == BlockEdge::kStart && async_backward_;
   }
 
+  // Under async TP an edge op's backward collective runs beside its input-gradient GEMM, split
+  // per rank; the weight gradient, which needs the whole gathered gradient (or runs after the
+  // scatter's GEMM), follows as a task of its own (workload::tp_overlap_splits_backward).
+  bool split_backward_edge(const Op& op) const {
+    return !async_backward_edge(op) && !zero_bubble() && tp_overlap_splits_backward(op, st_);
+  }
+
   void ep_edge(const Op& op, OpPass mode, bool before, int layer, int mb) {
     if (st_.ep <= 1 || op.ep_edge == BlockEdge::kNone) return;
     const bool start = op.ep_edge == BlockEdge::kStart;
@@ -241,8 +248,9 @@ class StepBuilder {
         return {t.fwd * share, share > 0 ? t.host_fwd : 0};
       }
       case OpPass::kBackward:
-        return zero_bubble() || async_backward_edge(op) ? PassCost{t.bwd_input, t.host_bwd_input}
-                                                        : PassCost{t.bwd(), t.host_bwd()};
+        return zero_bubble() || async_backward_edge(op) || split_backward_edge(op)
+                   ? PassCost{t.bwd_input, t.host_bwd_input}
+                   : PassCost{t.bwd(), t.host_bwd()};
       case OpPass::kWeightGradient:
         return {t.bwd_weight, t.host_bwd_weight};
     }
@@ -282,6 +290,7 @@ class StepBuilder {
       if (async_edge && st_.sequence_parallel)
         tp_beside_next(op, CollectiveKind::kAllGather, layer, mb, true);
       op_task(p, i, mode, layer, mb);
+      if (mode == OpPass::kBackward && split_backward_edge(op)) op_task(p, i, OpPass::kWeightGradient, layer, mb);
       if (async_edge) {
         tp_beside_next(
             op, st_.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,

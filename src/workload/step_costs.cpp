@@ -284,7 +284,7 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& layer) {
     // The column-parallel backward's collectives run beside its whole GEMMs
     // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
     // the forward's is split.
-    const bool bulk_backward = pieces > 1 && op.tp_edge == BlockEdge::kStart && tp_async_backward(s.strategy);
+    const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
     if (bulk_backward) g.input_grad = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, overlap.beside).input_grad;
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
@@ -365,6 +365,10 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_ed
 
 bool tp_async_backward(const spec::Strategy& st) {
   return st.tp_async_backward && st.tp > 1 && st.schedule != spec::Schedule::kZeroBubbleH1;
+}
+
+bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st) {
+  return tp_overlap_pieces(op, st) > 1 && !(op.tp_edge == BlockEdge::kStart && tp_async_backward(st));
 }
 
 double cp_ring_step_s(const spec::Scenario& s) {

@@ -111,6 +111,11 @@ constexpr std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge,
 /// Whether the column-parallel layers' backward collectives run beside their GEMMs
 /// (Strategy::tp_async_backward, where it takes effect).
 bool tp_async_backward(const spec::Strategy& st);
+/// Whether async TP splits `op`'s backward input-gradient GEMM per rank around its collective
+/// (Strategy::overlap_tp_comm at a block edge, except where the column-parallel backward runs
+/// bulk collectives beside whole GEMMs: tp_async_backward). The collective then runs beside that
+/// GEMM only: the weight gradient needs the whole gathered output gradient.
+bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st);
 /// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
 double cp_ring_step_s(const spec::Scenario& s);
 /// All-gather context parallelism (spec::CpExchange::kAllGather): K and V each one collective of

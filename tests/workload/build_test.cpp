@@ -296,6 +296,28 @@ TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopies
   }
 }
 
+// Async TP hides an edge's backward collective behind the input-gradient GEMM's pieces only:
+// the weight gradient needs the whole gathered output gradient (or follows the scatter's GEMM),
+// so it runs as a task of its own after the collective, in both engines.
+TEST(Build, AsyncTpRunsEachEdgeCollectiveBesideTheInputGradientAndTheWeightGradientAfterIt) {
+  Shape x{.gpus = 8, .tp = 8, .micro_batch = 2, .global_batch = 2, .seq = 8192, .sp = true, .async_tp = true};
+  x.host_time = false;
+  const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", x);
+  const graph::ExecGraph g = build(s);
+  int weight_gradients = 0;
+  for (graph::TaskId id = 0; id < g.size(); ++id) {
+    if (!g.name(id).ends_with(".wgrad")) continue;
+    ++weight_gradients;
+    const bool after_collective = std::ranges::any_of(g.predecessors(id), [&](graph::TaskId p) {
+      return g.task(p).category == graph::Category::kTensorParallel;
+    });
+    EXPECT_TRUE(after_collective) << g.name(id);
+  }
+  EXPECT_EQ(weight_gradients, 4 * 32);  // qkv, output, up and down projections of 32 layers
+  const double e = analytic::estimate(s).step_time_s;
+  EXPECT_NEAR(simulated(s), e, 1e-3 * e);
+}
+
 TEST(Build,
      Fsdp2CopiesEachGatherOutOnTheComputeStreamAndEachLayersGradientsInBeforeItsReduceScatter) {
   const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100",
