@@ -41,6 +41,12 @@ struct GpuSpec {
   // BF16/FP16 GEMMs with an odd leading dimension, which cannot load rows in vectors: their
   // measured rate / peak_bf16; 0: three times the aligned GEMM's time (cost/compute.cpp).
   double misaligned_gemm_efficiency = 0;
+  // PyTorch's eager RMSNorm (x.float(), pow, mean, rsqrt, two multiplies, the cast back; its
+  // autograd backward through the same chain): bytes per element at this GPU's streaming
+  // bandwidth that the chain took, forward and backward, as measured. The default is
+  // Liger-Kernel's measurement on the A100-SXM4-80GB (workload/operators.cpp).
+  double eager_rmsnorm_bytes = 58;
+  double eager_rmsnorm_backward_bytes = 155;
   // The optimizer's multi-tensor kernels (fused Adam, foreach norms and scales): their measured
   // bandwidth / hbm_bandwidth; 0: memory_efficiency.
   double optimizer_memory_efficiency = 0;

@@ -490,6 +490,8 @@ std::string dump(const Scenario& sc) {
   d.field("cluster.gpu.attention_head64_rate", g.attention_head64_rate);
   d.field("cluster.gpu.cudnn_attention_head64_rate", g.cudnn_attention_head64_rate);
   d.field("cluster.gpu.misaligned_gemm_efficiency", g.misaligned_gemm_efficiency);
+  d.field("cluster.gpu.eager_rmsnorm_bytes", g.eager_rmsnorm_bytes);
+  d.field("cluster.gpu.eager_rmsnorm_backward_bytes", g.eager_rmsnorm_backward_bytes);
   d.field("cluster.gpu.optimizer_memory_efficiency", g.optimizer_memory_efficiency);
   d.field("cluster.gpu.kernel_overhead_s", g.kernel_overhead_s);
   d.field("cluster.gpu.gemm_grid.sizes", g.gemm_grid.sizes);

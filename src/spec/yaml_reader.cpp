@@ -354,6 +354,13 @@ GpuSpec gpu_from(MapReader r) {
   g.attention_head64_rate = r.fraction("attention_head64_rate", 1);
   g.cudnn_attention_head64_rate = r.fraction("cudnn_attention_head64_rate", 1);
   g.misaligned_gemm_efficiency = r.fraction("misaligned_gemm_efficiency", 0);
+  // A chain of a few passes over FP32 copies moves tens to hundreds of bytes per element; a
+  // thousand keeps a typo from pricing it absurdly.
+  const auto chain_bytes = [&](const char* key, double& value) {
+    if (r.has(key)) value = r.number(key, 0, 1000, true);
+  };
+  chain_bytes("eager_rmsnorm_bytes", g.eager_rmsnorm_bytes);
+  chain_bytes("eager_rmsnorm_backward_bytes", g.eager_rmsnorm_backward_bytes);
   g.optimizer_memory_efficiency = r.fraction("optimizer_memory_efficiency", 0);
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
   if (r.has("gemm_efficiency")) {

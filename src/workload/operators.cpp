@@ -74,17 +74,15 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // element 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes in 8 kernels; its autograd backward reads and writes
 // FP32 gradients through the same chain and sums the two paths into dx, about 64 bytes in 16
 // (with the weight's gradient and its sum over the tokens).
-// Measured, the chain takes longer than those bytes at streaming bandwidth: Liger-Kernel's
-// benchmark of Hugging Face's LlamaRMSNorm on an A100-SXM4-80GB (2,048 tokens of 4,096, BF16:
-// 0.280 ms forward, 0.740 ms backward; benchmark/data/all_benchmark_data.csv @0400d313, liger
-// 0.2.1) is, at the A100 preset's bandwidth, 58 and 155 bytes per element, which it is priced
-// at. Inside real training steps on an H100 the same chain takes less: 45.7-46.0 and
-// 107.2-108.3 bytes per element at the H100's measured bandwidth (48 norms of widths 2,048 to
-// 4,096 over 8,192 tokens, GPU time from the Kineto traces; data/calibration/
+// Measured, the chain takes longer than those bytes at streaming bandwidth, by the GPU's own
+// measurement (GpuSpec::eager_rmsnorm_bytes): on the A100-SXM4-80GB, Liger-Kernel's benchmark
+// of Hugging Face's LlamaRMSNorm (2,048 tokens of 4,096, BF16: 0.280 ms forward, 0.740 ms
+// backward; benchmark/data/all_benchmark_data.csv @0400d313, liger 0.2.1), 58 and 155 bytes per
+// element at the A100 preset's bandwidth, the default for GPUs not measured; on the H100, inside
+// real training steps, 45.7-46.0 and 107.2-108.3 at its measured bandwidth (48 norms of widths
+// 2,048 to 4,096 over 8,192 tokens, GPU time from the Kineto traces; data/calibration/
 // eager_chains_h100_measured.csv, tools/kernel_chains.py), which also counts 16 kernels in the
-// backward. Whether the gap is the GPU's or Liger's timing (CUDA events around the whole chain
-// at a quarter of the size) is not known, so the A100 figure stays for every GPU
-// (docs/accuracy.md, Known gaps).
+// backward. The two timings differ in method too (docs/accuracy.md, Known gaps).
 // Eager LayerNorm is PyTorch's native kernel, one each way, which Liger-Kernel's benchmark data
 // times (FP32, 4,096 tokens of 4,096) at 0.122 and 0.310 ms on the A100-SXM4-80GB and 0.066 and
 // 0.179 ms on the H100 80GB HBM3: 3 and 8 elements' bytes per element at the presets'
@@ -96,14 +94,14 @@ bool eager(const Scenario& s) { return s.strategy.elementwise == Elementwise::kE
 // cuComputeGradGammaBeta).
 // A norm over rows of `width` elements: the hidden size, or a head's for Qwen3's query and key
 // norms. Its trained scale (and a LayerNorm's shift) is `width` wide.
-constexpr double kEagerRmsNormBytes = 58, kEagerRmsNormBwdBytes = 155;  // per element, A100
 constexpr double kNativeLayerNormElements = 3, kNativeLayerNormBwdElements = 8;  // per element
 // `eager_code`: the norm runs as PyTorch reference code, not fused or compiled.
 Op norm(const char* name, double rows, double width, double e, const Scenario& s, bool eager_code) {
   const double elements = rows * width;
   Op op = !eager_code ? kernel_chain(name, 2 * e * elements, 3 * e * elements, 1, 3)
           : s.model.norm == spec::NormKind::kRmsNorm
-              ? kernel_chain(name, kEagerRmsNormBytes * elements, kEagerRmsNormBwdBytes * elements, 8, 16)
+              ? kernel_chain(name, s.cluster.gpu.eager_rmsnorm_bytes * elements,
+                             s.cluster.gpu.eager_rmsnorm_backward_bytes * elements, 8, 16)
               : kernel_chain(name, kNativeLayerNormElements * e * elements,
                              kNativeLayerNormBwdElements * e * elements, 1, 3);
   op.n = width;

@@ -193,6 +193,18 @@ TEST(YamlReader, ReadsGpuQuantitiesInSiUnits) {
   EXPECT_DOUBLE_EQ(g.fp8_matmul_efficiency, 0);
 }
 
+TEST(YamlReader, EagerRmsNormBytesDefaultToTheA100sMeasurementAndStayWithinAThousand) {
+  const spec::GpuSpec none = read_gpu_yaml("g.yaml", kGpu);
+  EXPECT_EQ(none.eager_rmsnorm_bytes, 58);
+  EXPECT_EQ(none.eager_rmsnorm_backward_bytes, 155);
+  const spec::GpuSpec given = read_gpu_yaml(
+      "g.yaml", std::string(kGpu) + "eager_rmsnorm_bytes: 46\neager_rmsnorm_backward_bytes: 108\n");
+  EXPECT_EQ(given.eager_rmsnorm_bytes, 46);
+  EXPECT_EQ(given.eager_rmsnorm_backward_bytes, 108);
+  EXPECT_THROW(read_gpu_yaml("g.yaml", std::string(kGpu) + "eager_rmsnorm_bytes: 0\n"), Error);
+  EXPECT_THROW(read_gpu_yaml("g.yaml", std::string(kGpu) + "eager_rmsnorm_backward_bytes: 1080\n"), Error);
+}
+
 TEST(YamlReader, MeasuredRatesOfOddWidthGemmsAndOptimizerKernelsAreOptionalFractions) {
   const spec::GpuSpec none = read_gpu_yaml("g.yaml", kGpu);
   EXPECT_EQ(none.misaligned_gemm_efficiency, 0);
