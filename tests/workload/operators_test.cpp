@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "../calibration_csv.h"
 #include "analytic/estimate.h"
@@ -427,66 +429,59 @@ TEST(Operators, MegatronsVocabParallelCrossEntropyPassesOverTheLogitsSeveralTime
   EXPECT_EQ(fused.launches, 1);
 }
 
-TEST(Operators, EagerRmsNormTakesWhatItsKernelsTookInsideMeasuredH100Steps) {
-  // The final norm of every trace and the layers' norms (tools/kernel_chains.py): widths 2,048 to
-  // 4,096 over 8,192 tokens.
+// Each eager chain of data/calibration/eager_chains_h100_measured.csv named `chain` + "_forward" or
+// "_backward" (GPU time in the Kineto traces of data/measurements/h100-steps, read by
+// tools/kernel_chains.py) against the head op `op` of Llama 3.1 8B on one H100, eager, over the
+// chain's tokens, with its width set by `widen`; each within `tolerance` of its price (forward,
+// backward). Returns how many chains were checked.
+int check_measured_chains(std::string_view chain, const char* op,
+                          const std::function<void(spec::ModelSpec&, int)>& widen,
+                          std::pair<double, double> tolerance) {
   const core::CsvTable table = testing::read_calibration("eager_chains_h100_measured.csv");
-  const int chain = table.column("chain"), tokens = table.column("tokens"), width = table.column("width"),
+  const int name_at = table.column("chain"), tokens = table.column("tokens"), width = table.column("width"),
             ms = table.column("ms");
+  const auto cell = [](const core::CsvRow& row, int column) { return row.cells[static_cast<std::size_t>(column)]; };
   int checked = 0;
   for (const core::CsvRow& row : table.rows) {
-    const std::string& name = row.cells[static_cast<std::size_t>(chain)];
-    if (!name.starts_with("rmsnorm")) continue;
+    const std::string name = cell(row, name_at);
+    const bool forward = name == std::string(chain) + "_forward";
+    if (!forward && name != std::string(chain) + "_backward") continue;
     spec::Scenario s;
     s.model = spec::model_preset("llama3.1-8b");
-    s.model.hidden = std::stoi(row.cells[static_cast<std::size_t>(width)]);
-    s.model.heads = s.model.hidden / 128;
-    s.model.kv_heads = 8;
+    widen(s.model, std::stoi(cell(row, width)));
     s.cluster = spec::cluster_preset("dgx-h100");
     s.gpus = 1;
     s.strategy.global_batch = 1;
-    s.strategy.seq_len = std::stoi(row.cells[static_cast<std::size_t>(tokens)]);
+    s.strategy.seq_len = std::stoi(cell(row, tokens));
     s.strategy.elementwise = spec::Elementwise::kEager;
     s = spec::complete_and_validate(s);
-    const OpTime t = op_times(find(head_ops(s), "final_norm"), s, Overlap{}).whole;
-    const double measured = std::stod(row.cells[static_cast<std::size_t>(ms)]) * 1e-3;
-    // 45.7-46.0 bytes per element forward, priced at 46; 107.2-108.3 backward, priced at 108.
-    const bool forward = name == "rmsnorm_forward";
-    // Within 2%: the 58 chains lie 1.0% under to 1.8% over their price.
-    EXPECT_NEAR(forward ? t.fwd : t.bwd_input, measured, 0.02 * measured) << row.line;
+    const OpTime t = op_times(find(head_ops(s), op), s, Overlap{}).whole;
+    const double measured = std::stod(cell(row, ms)) * 1e-3;
+    EXPECT_NEAR(forward ? t.fwd : t.bwd_input, measured,
+                (forward ? tolerance.first : tolerance.second) * measured)
+        << row.line;
     ++checked;
   }
-  EXPECT_EQ(checked, 58);
+  return checked;
+}
+
+TEST(Operators, EagerRmsNormTakesWhatItsKernelsTookInsideMeasuredH100Steps) {
+  // The layers' norms and the final norm, widths 2,048 to 4,096 over 8,192 tokens: 45.7-46.0
+  // bytes per element forward, priced at 46; 107.2-108.3 backward, priced at 108. The 58 chains
+  // lie 1.0% under to 1.8% over their price.
+  const auto widen = [](spec::ModelSpec& m, int width) {
+    m.hidden = width;
+    m.heads = width / 128;
+  };
+  EXPECT_EQ(check_measured_chains("rmsnorm", "final_norm", widen, {0.02, 0.02}), 58);
 }
 
 TEST(Operators, EagerCrossEntropyTakesWhatItsKernelsTookInsideMeasuredH100Steps) {
-  // F.cross_entropy(logits.float()) in the Kineto traces of data/measurements/h100-steps, each
-  // chain's GPU time (tools/kernel_chains.py): vocabularies of 50,257 to 152,064 over 8,192 tokens.
-  const core::CsvTable table = testing::read_calibration("eager_chains_h100_measured.csv");
-  const int chain = table.column("chain"), tokens = table.column("tokens"), width = table.column("width"),
-            ms = table.column("ms");
-  int checked = 0;
-  for (const core::CsvRow& row : table.rows) {
-    const std::string& name = row.cells[static_cast<std::size_t>(chain)];
-    if (!name.starts_with("cross_entropy")) continue;
-    spec::Scenario s;
-    s.model = spec::model_preset("llama3.1-8b");
-    s.model.vocab = std::stoi(row.cells[static_cast<std::size_t>(width)]);
-    s.cluster = spec::cluster_preset("dgx-h100");
-    s.gpus = 1;
-    s.strategy.global_batch = 1;
-    s.strategy.seq_len = std::stoi(row.cells[static_cast<std::size_t>(tokens)]);
-    s.strategy.elementwise = spec::Elementwise::kEager;
-    s = spec::complete_and_validate(s);
-    const OpTime t = op_times(find(head_ops(s), "cross_entropy"), s, Overlap{}).whole;
-    const double measured = std::stod(row.cells[static_cast<std::size_t>(ms)]) * 1e-3;
-    // Forward 24.0-25.1 bytes per logit measured, priced at 25 (the cast runs on an unvectorized
-    // kernel); backward 25.3-25.7, priced at 25.5.
-    const bool forward = name == "cross_entropy_forward";
-    EXPECT_NEAR(forward ? t.fwd : t.bwd_input, measured, (forward ? 0.045 : 0.015) * measured) << row.line;
-    ++checked;
-  }
-  EXPECT_EQ(checked, 12);
+  // F.cross_entropy(logits.float()), vocabularies of 50,257 to 152,064 over 8,192 tokens: forward
+  // 24.0-25.1 bytes per logit measured, priced at 25 (the cast runs on an unvectorized kernel);
+  // backward 25.3-25.7, priced at 25.5.
+  const auto widen = [](spec::ModelSpec& m, int vocab) { m.vocab = vocab; };
+  EXPECT_EQ(check_measured_chains("cross_entropy", "cross_entropy", widen, {0.045, 0.015}), 12);
 }
 
 TEST(Operators, CompiledBlocksMoveLessThanFusedKernelsWhichMoveLessThanEagerWhileTheCompiledHeadRunsEagerly) {
