@@ -213,13 +213,7 @@ int tp_backward_sms(const spec::Scenario& s) {
   return cost::collective_sms({tp.size, tp.stride}, s.cluster);
 }
 
-OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& layer) {
-  // The column-parallel backward's TP collectives run beside this op's GEMMs
-  // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
-  Overlap overlap = layer;
-  if (op.tp_edge == BlockEdge::kStart && overlap.beside.shares != cost::Shares::kWhole &&
-      tp_async_backward(s.strategy))
-    overlap.beside.collective_sms = std::max(overlap.beside.collective_sms, tp_backward_sms(s));
+OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
   const cost::Shares shares = overlap.beside.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
   // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
@@ -278,14 +272,19 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& layer) {
                0);
   }
   if (op.kind == OpKind::kGemm) {
+    // The column-parallel backward's TP collectives run beside this op's GEMMs
+    // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
+    cost::Beside beside = overlap.beside;
+    if (op.tp_edge == BlockEdge::kStart && shares != cost::Shares::kWhole && tp_async_backward(s.strategy))
+      beside.collective_sms = std::max(beside.collective_sms, tp_backward_sms(s));
     const double pieces = tp_overlap_pieces(op, s.strategy);
     const cost::GemmShape shape{op.m, op.n, op.k, op.instances};
-    cost::LinearGemmTimes g = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, overlap.beside, pieces);
+    cost::LinearGemmTimes g = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, beside, pieces);
     // The column-parallel backward's collectives run beside its whole GEMMs
     // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
     // the forward's is split.
     const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
-    if (bulk_backward) g.input_grad = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, overlap.beside).input_grad;
+    if (bulk_backward) g.input_grad = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, beside).input_grad;
     double fwd_extra = 0, bwd_extra = 0;
     if (fp8) {
       fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
