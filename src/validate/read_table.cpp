@@ -383,7 +383,11 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
     m.position = spec::PositionKind::kRope;
     m.tied_embeddings = contains(name, "Llama 3.2");  // 1B and 3B tie them (tie_word_embeddings)
   } else if (contains(name, "MPT")) {
-    m.position = spec::PositionKind::kAlibi;
+    // The benchmark table's NumParams grow with the sequence length by exactly its length times
+    // d_model (MPT-7B: 6,658,859,008 at 2,048 tokens, 6,667,247,616 at 4,096): a learned position
+    // table (MPTConfig's learned_pos_emb), not the released checkpoints' ALiBi, which llm-foundry
+    // then ran with its torch and triton attention only (MPTConfig._validate_config).
+    m.position = spec::PositionKind::kLearned;
     m.tied_embeddings = true;
   } else {  // GPT-style (Megatron): learned positions (BLOOM: ALiBi), biases, tied embeddings
     m.position =
