@@ -129,6 +129,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                  "userbuffers config")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--autocast-fp32-weights", st.autocast_fp32_weights,
+               "FP32 weights that torch.autocast casts to 16 bits at every use (FSDP without "
+               "parameter mixed precision, as Composer's DEFAULT of 2023; DDP under Lightning's "
+               "bf16 autocast): ZeRO gathers FP32, each linear's weight is cast in every forward "
+               "and its gradient cast back in every backward");
   cmd.add_flag(
       "--fp8-weight-cache", st.fp8_weight_cache,
       "With --dtype fp8: cast each weight to FP8 on a step's first micro-batch only and reuse it "

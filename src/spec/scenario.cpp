@@ -527,6 +527,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.dtype", name(st.dtype));
   d.field("strategy.grad_reduce_dtype", name(st.grad_reduce_dtype));
   d.field("strategy.fp8_weight_cache", st.fp8_weight_cache);
+  d.field("strategy.autocast_fp32_weights", st.autocast_fp32_weights);
   d.field("strategy.attention", name(st.attention));
   d.field("strategy.overlap_tp_comm", st.overlap_tp_comm);
   d.field("strategy.tp_async_backward", st.tp_async_backward);

@@ -141,6 +141,7 @@ struct Software {
   bool tp_async_backward = false;   // Megatron's column-parallel backward collectives beside GEMMs
   int tp_backward_sms = 0;          // SMs those hold (Strategy::tp_backward_sms)
   bool fp8_weight_cache = false;    // FP8 weights cast once per step (Transformer Engine)
+  bool autocast_fp32_weights = false;  // FP32 weights cast at every use by torch.autocast
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
   spec::CpExchange cp_exchange = spec::CpExchange::kRing;
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
@@ -284,6 +285,7 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // apex's FusedAdam on the FP32 weights; Lightning clips with gradient_clip_val 1.0
     // (experiment/pile/base.yaml) through torch's clip_grad_norm_.
     sw.optimizer_step = spec::OptimizerStep::kInPlace;
+    sw.autocast_fp32_weights = true;  // Lightning's bf16 autocast over the FP32 weights
     if (contains(notes, "ZeRO-1")) sw.zero_stage = 1;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
@@ -298,6 +300,12 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // "DEFAULT", as the script's later form wrote them: the one copy found (undated) installs
     // llm-foundry's gpu-flash2 extra and defaults --attn_impl to flash, FlashAttention-2.
     if (contains(gpu, "40GB")) sw.attention = AttentionKernel::kFlashV1;
+    // The rows whose Precision and MP Mode read amp_bf16 and DEFAULT (all but the A100 40GB
+    // table and its 80GB table's two 70B rows, which read bf16 and PURE) ran FSDP without
+    // parameter mixed precision under bf16 autocast: Composer's get_mixed_precision of the time
+    // (composer/trainer/mosaic_fsdp.py, Composer 0.15, which llm-foundry v0.2.0 requires) maps
+    // DEFAULT to param_dtype None, reduce_dtype the precision's.
+    sw.autocast_fp32_weights = !contains(gpu, "40GB") && !(contains(gpu, "A100") && contains(model, "70b"));
   }
   return sw;
 }
@@ -523,6 +531,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   if (contains(c.model, "Float8") || contains(c.model, "FP8")) st.dtype = Dtype::kFp8;
   // The framework caches FP8 weights; a row that trains in BF16 has none to cache.
   st.fp8_weight_cache = sw.fp8_weight_cache && st.dtype == Dtype::kFp8;
+  st.autocast_fp32_weights = sw.autocast_fp32_weights;
 
   const bool interleaved = contains(c.model, "Interleaved") || contains(notes, "nterleaved");
   st.schedule = Schedule::k1F1B;

@@ -156,7 +156,7 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
   mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
-  if (st.zero_stage >= 3) mem.weights_bytes += kBf16 * gathered_params(s, p);
+  if (st.zero_stage >= 3) mem.weights_bytes += weight_bytes(st) * gathered_params(s, p);
   mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 

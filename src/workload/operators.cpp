@@ -340,6 +340,8 @@ double gradient_bytes(const spec::Strategy& st) {
   return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
 }
 
+double weight_bytes(const spec::Strategy& st) { return st.autocast_fp32_weights ? kFp32Bytes : 2.0; }
+
 double attention_matrices(const Scenario& s) {
   return s.strategy.micro_batch * static_cast<double>(s.model.heads) / s.strategy.tp;
 }

@@ -128,4 +128,8 @@ double activation_bytes(const spec::Strategy& st);
 /// Bytes per gradient element in the strategy's reduction dtype (4: FP32; 2 otherwise).
 double gradient_bytes(const spec::Strategy& st);
 
+/// Bytes per weight element as ZeRO gathers and holds the weights: 4 where they stay FP32 under
+/// autocast (Strategy::autocast_fp32_weights), 2 otherwise.
+double weight_bytes(const spec::Strategy& st);
+
 }  // namespace stepcast::workload

@@ -27,8 +27,6 @@ constexpr double kFp8ScaledCastBytesPerElement = 3;
 constexpr double kFp8CastKernels = 2;  // the host launches of fp8_cast_s's two kernels
 // An FP8 element, E4M3 or E5M2.
 constexpr double kFp8Bytes = 1;
-// Parameters travel in BF16 when ZeRO gathers them.
-constexpr double kGatheredParamBytes = 2;
 // DeepSpeed ZeRO-3's param_persistence_threshold default: tensors of at most this many elements
 // are not partitioned (deepspeed/runtime/zero/constants.py, early 2021).
 constexpr double kDeepSpeedPersistenceThreshold = 1e5;
@@ -154,14 +152,15 @@ double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
 }
 
 // A gather's copies, each a read and a write: every rank casts its FP32 shard to BF16 (FSDP2's
-// mixed precision keeps FP32 parameters) and copies that into the gather's input; the gathered
+// mixed precision keeps FP32 parameters; under autocast it copies them as FP32) and copies that into the gather's input; the gathered
 // buffer is then copied out into the layer's parameters. A group of one gathers in place, and
 // its trace shows the cast and one copy per parameter, no copy-out.
 double fsdp_copy_out_for(const spec::Scenario& s, double params) {
   if (!fsdp2_copies(s)) return 0;
   const double ranks = gradient_group(s.strategy).size;
-  const double shard = (kFp32Bytes + kGatheredParamBytes + 2 * kGatheredParamBytes) * params / ranks;
-  const double gathered = ranks > 1 ? 2 * kGatheredParamBytes * params : 0;
+  const double e = weight_bytes(s.strategy);
+  const double shard = (kFp32Bytes + e + 2 * e) * params / ranks;
+  const double gathered = ranks > 1 ? 2 * e * params : 0;
   return cost::memory_time_s(shard + gathered, s.cluster.gpu);
 }
 
@@ -223,8 +222,12 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
   const bool chain = op.kind == OpKind::kMemory;
   const double weight_casts =
       fp8 && s.strategy.fp8_weight_cache ? 1.0 / s.strategy.micro_batches() : 1;
-  const double linear_fwd_kernels = fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1;
-  const double linear_bwd_kernels = fp8 ? 1 + kFp8CastKernels : 1;
+  // FP32 weights under autocast (Strategy::autocast_fp32_weights): a linear's forward casts its
+  // weight to 16 bits, its backward casts the weight's gradient back to FP32, a kernel each.
+  const double autocast_casts =
+      s.strategy.autocast_fp32_weights && op.kind == OpKind::kGemm && op.weights > 0 ? 1 : 0;
+  const double linear_fwd_kernels = (fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1) + autocast_casts;
+  const double linear_bwd_kernels = (fp8 ? 1 + kFp8CastKernels : 1) + autocast_casts;
   const double host_fwd = host_launch_s(s, chain ? op.launches : linear_fwd_kernels);
   double host_bwd_input = chain && op.bwd_bytes <= 0
                               ? 0
@@ -286,6 +289,12 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
     const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
     if (bulk_backward) g.input_grad = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, beside).input_grad;
     double fwd_extra = 0, bwd_extra = 0;
+    if (autocast_casts > 0) {
+      // Each cast reads one precision and writes the other: 4 + 2 bytes per weight element.
+      const double cast = cost::memory_time_s((kFp32Bytes + 2) * op.k * op.n * op.weights, gpu);
+      fwd_extra += cast;
+      bwd_extra += cast;
+    }
     if (fp8) {
       fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
       bwd_extra += fp8_cast_s(op.m * op.n, gpu);
@@ -410,13 +419,13 @@ double pp_gather_s(const spec::Scenario& s) {
 }
 
 double fsdp_gather_s(const spec::Scenario& s, bool moe_layer) {
-  return sharded_layer_s(CollectiveKind::kAllGather, kGatheredParamBytes, s, moe_layer);
+  return sharded_layer_s(CollectiveKind::kAllGather, weight_bytes(s.strategy), s, moe_layer);
 }
 
 double fsdp_regather_s(const spec::Scenario& s, bool moe_layer) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
   const LayerOps layer = layer_ops(s, moe_layer);
-  return per_tensor_s(CollectiveKind::kAllGather, kGatheredParamBytes, layer, regathered_ops(layer), s);
+  return per_tensor_s(CollectiveKind::kAllGather, weight_bytes(s.strategy), layer, regathered_ops(layer), s);
 }
 
 double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer) {
@@ -441,7 +450,7 @@ RootUnit fsdp_root_unit(const spec::Scenario& s) {
   const ParamCounts p = param_counts(s.model);
   const double params = embedding_params_per_gpu(p, st) + head_params_per_gpu(p, s.model, st);
   const GroupShape group = gradient_group(st);
-  return {collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params, group, s),
+  return {collective_s(CollectiveKind::kAllGather, weight_bytes(st) * params, group, s),
           fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
           collective_s(CollectiveKind::kReduceScatter, gradient_bytes(st) * params, group, s)};
 }
@@ -464,7 +473,7 @@ double dp_reduce_s(const spec::Scenario& s, double params) {
 double dp_gather_s(const spec::Scenario& s, double params) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage < 1 || st.zero_stage >= 3) return 0;
-  return collective_s(CollectiveKind::kAllGather, kGatheredParamBytes * params, gradient_group(st), s);
+  return collective_s(CollectiveKind::kAllGather, weight_bytes(st) * params, gradient_group(st), s);
 }
 
 double tied_embedding_sync_s(const spec::Scenario& s) {

@@ -393,7 +393,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.recompute_interval = 1\n"
             "strategy.dtype = bf16\n"
             "strategy.grad_reduce_dtype = bf16\n"
-            "strategy.fp8_weight_cache = false\n"
+            "strategy.fp8_weight_cache = false\n" "strategy.autocast_fp32_weights = false\n"
             "strategy.attention = flash\n"
             "strategy.overlap_tp_comm = false\n"
             "strategy.tp_async_backward = false\n" "strategy.tp_backward_sms = 0\n"

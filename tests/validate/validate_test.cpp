@@ -164,6 +164,26 @@ TEST(ReadTable, LlmFoundrysA100FortyGbRowsRunItsFirstGenerationTritonFlashAttent
   EXPECT_EQ(cases[0].scenario.strategy.attention, spec::AttentionKernel::kFlashV1);
   EXPECT_EQ(cases[1].scenario.strategy.attention, spec::AttentionKernel::kFlash);
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
+  // bf16 and PURE (the A100 40GB table): 16-bit weights; amp_bf16 and DEFAULT: FP32 weights under
+  // autocast.
+  EXPECT_FALSE(cases[0].scenario.strategy.autocast_fp32_weights);
+  EXPECT_TRUE(cases[1].scenario.strategy.autocast_fp32_weights);
+  // A learned position table, as the table's NumParams grow with the sequence.
+  EXPECT_EQ(cases[0].scenario.model.position, spec::PositionKind::kLearned);
+}
+
+TEST(ReadTable, LlmFoundrysA100EightyGbSeventyBRowsRanPureBf16AndTheRestAutocast) {
+  // published_runs.csv lines 66 and 68: the A100 80GB table's MPT-70B row reads bf16 and PURE,
+  // its MPT-30B row amp_bf16 and DEFAULT.
+  const std::string source = "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7),";
+  const std::string pure = source + "MPT-70b,64.86,80,8192,32768,,,50368,2048,A100-SXM4-80GB,mosaic-a100-80g-roce,64,1,1,"
+                                    "64,,,,2048,8,full,,,0.5333,26274,,yes,FULL_SHARD\n";
+  const std::string amp = source + "MPT-30b,29.98,48,7168,28672,,,50368,2048,A100-SXM4-80GB,mosaic-a100-80g-roce,8,1,1,8,"
+                                   ",,,504,3,full,,,0.553,7330,,yes,FULL_SHARD\n";
+  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + pure + amp, {});
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_FALSE(cases[0].scenario.strategy.autocast_fp32_weights);
+  EXPECT_TRUE(cases[1].scenario.strategy.autocast_fp32_weights);
 }
 
 TEST(ReadTable,
@@ -339,6 +359,7 @@ TEST(ReadTable, FlashAttentionRowsRunItsNovember2022TrainingScripts) {
     EXPECT_EQ(st.grad_reduce_dtype, spec::Dtype::kFp32);
     EXPECT_TRUE(st.overlap_dp_comm);
     EXPECT_EQ(st.recompute, spec::Recompute::kNone);
+    EXPECT_TRUE(st.autocast_fp32_weights);  // Lightning's bf16 autocast over FP32 weights
   }
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 0);
   EXPECT_EQ(cases[1].scenario.strategy.zero_stage, 1);

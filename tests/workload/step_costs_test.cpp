@@ -41,6 +41,27 @@ std::vector<double> moved_tensor_elements(const spec::Scenario& s) {
   return {3 * h * h, h * h, 4 * h * h, 4 * h * h};
 }
 
+// FP32 weights under autocast (Composer's DEFAULT FSDP of 2023): ZeRO-3 gathers 4 bytes per
+// parameter, and each linear casts its weight in the forward and its gradient in the backward,
+// a kernel and 6 bytes per weight element each way; ops without weights cast nothing.
+TEST(AutocastFp32Weights, GatherFp32AndCastEachLinearsWeightAndGradient) {
+  spec::Scenario bf16 = zero3_gpt3(64, kPerLayer);
+  spec::Scenario fp32 = bf16;
+  fp32.strategy.autocast_fp32_weights = true;
+  // Twice the bytes over the same links, less the fixed latencies that do not double.
+  const double ratio = fsdp_gather_s(fp32, false) / fsdp_gather_s(bf16, false);
+  EXPECT_GT(ratio, 1.95);
+  EXPECT_LE(ratio, 2.0);
+  for (const Op& op : layer_ops(bf16, false)) {
+    const OpTime plain = op_times(op, bf16, Overlap{}).whole, cast = op_times(op, fp32, Overlap{}).whole;
+    const bool weighted = op.kind == OpKind::kGemm && op.weights > 0;
+    const double expected = weighted ? cost::memory_time_s(6 * op.k * op.n * op.weights, bf16.cluster.gpu) : 0;
+    EXPECT_NEAR(cast.fwd - plain.fwd, expected, 1e-12) << op.name;
+    EXPECT_NEAR(cast.bwd_input + cast.bwd_weight - plain.bwd_input - plain.bwd_weight, expected, 1e-12) << op.name;
+    EXPECT_EQ(cast.host_fwd > plain.host_fwd, weighted) << op.name;
+  }
+}
+
 TEST(ShardedCollectives, PerTensorGathersPayTheirSliceViewsThenTheCollectiveOrTheHostsCopiesWhicheverIsLonger) {
   const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
   const int n = 1536;
