@@ -131,7 +131,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--autocast-fp32-weights", st.autocast_fp32_weights,
                "FP32 weights that torch.autocast casts to 16 bits at every use (FSDP without "
-               "parameter mixed precision, as Composer's DEFAULT of 2023; DDP under Lightning's "
+               "parameter mixed precision, as Composer's DEFAULT before March 2023; DDP under Lightning's "
                "bf16 autocast): ZeRO gathers FP32, each linear's weight is cast in every forward "
                "and its gradient cast back in every backward");
   cmd.add_flag(

@@ -129,9 +129,9 @@ struct Strategy {
   // micro-batch casts it again (torchao's Float8Linear).
   bool fp8_weight_cache = false;
   // The weights stay FP32 and torch.autocast casts each to 16 bits wherever a matmul uses it:
-  // FSDP without parameter mixed precision (Composer's DEFAULT of 2023), DDP under Lightning's
-  // bf16 autocast. ZeRO gathers FP32 weights; every forward (and recomputed forward) casts each
-  // linear's weight, and every backward casts its gradient back to FP32.
+  // FSDP without parameter mixed precision (Composer's DEFAULT before March 2023), DDP under
+  // Lightning's bf16 autocast. ZeRO gathers FP32 weights; every forward (and recomputed forward)
+  // casts each linear's weight, and every backward casts its gradient back to FP32.
   bool autocast_fp32_weights = false;
   Dtype grad_reduce_dtype = Dtype::kBf16;  // precision of the data-parallel gradient reduction
   AttentionKernel attention = AttentionKernel::kFlash;

@@ -301,11 +301,10 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // llm-foundry's gpu-flash2 extra and defaults --attn_impl to flash, FlashAttention-2.
     if (contains(gpu, "40GB")) sw.attention = AttentionKernel::kFlashV1;
     // The rows whose Precision and MP Mode read amp_bf16 and DEFAULT (all but the A100 40GB
-    // table and its 80GB table's two 70B rows, which read bf16 and PURE) ran FSDP without
-    // parameter mixed precision under bf16 autocast: Composer's get_mixed_precision of the time
-    // (composer/trainer/mosaic_fsdp.py, Composer 0.15, which llm-foundry v0.2.0 requires) maps
-    // DEFAULT to param_dtype None, reduce_dtype the precision's.
-    sw.autocast_fp32_weights = !contains(gpu, "40GB") && !(contains(gpu, "A100") && contains(model, "70b"));
+    // table and its 80GB table's two 70B rows, which read bf16 and PURE) reduce FP32 gradients:
+    // since Composer PR #2047 (March 2023, before llm-foundry v0.2.0's Composer 0.15) DEFAULT
+    // is param_dtype the autocast precision, reduce_dtype torch.float32 ("emulate AMP").
+    if (!contains(gpu, "40GB") && !(contains(gpu, "A100") && contains(model, "70b"))) sw.grad_reduce = Dtype::kFp32;
   }
   return sw;
 }

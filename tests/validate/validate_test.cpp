@@ -164,10 +164,9 @@ TEST(ReadTable, LlmFoundrysA100FortyGbRowsRunItsFirstGenerationTritonFlashAttent
   EXPECT_EQ(cases[0].scenario.strategy.attention, spec::AttentionKernel::kFlashV1);
   EXPECT_EQ(cases[1].scenario.strategy.attention, spec::AttentionKernel::kFlash);
   EXPECT_EQ(cases[0].scenario.strategy.zero_stage, 3);
-  // bf16 and PURE (the A100 40GB table): 16-bit weights; amp_bf16 and DEFAULT: FP32 weights under
-  // autocast.
-  EXPECT_FALSE(cases[0].scenario.strategy.autocast_fp32_weights);
-  EXPECT_TRUE(cases[1].scenario.strategy.autocast_fp32_weights);
+  // bf16 and PURE (the A100 40GB table): BF16 gradients reduced; amp_bf16 and DEFAULT: FP32.
+  EXPECT_EQ(cases[0].scenario.strategy.grad_reduce_dtype, spec::Dtype::kBf16);
+  EXPECT_EQ(cases[1].scenario.strategy.grad_reduce_dtype, spec::Dtype::kFp32);
   // A learned position table, as the table's NumParams grow with the sequence.
   EXPECT_EQ(cases[0].scenario.model.position, spec::PositionKind::kLearned);
 }
@@ -182,8 +181,8 @@ TEST(ReadTable, LlmFoundrysA100EightyGbSeventyBRowsRanPureBf16AndTheRestAutocast
                                    ",,,504,3,full,,,0.553,7330,,yes,FULL_SHARD\n";
   const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + pure + amp, {});
   ASSERT_EQ(cases.size(), 2u);
-  EXPECT_FALSE(cases[0].scenario.strategy.autocast_fp32_weights);
-  EXPECT_TRUE(cases[1].scenario.strategy.autocast_fp32_weights);
+  EXPECT_EQ(cases[0].scenario.strategy.grad_reduce_dtype, spec::Dtype::kBf16);
+  EXPECT_EQ(cases[1].scenario.strategy.grad_reduce_dtype, spec::Dtype::kFp32);
 }
 
 TEST(ReadTable,
