@@ -19,6 +19,7 @@ namespace {
 // CLI11's PositiveNumber reports a rejected 0 as "not in range 0.000000 to 1.797693e+308"; a
 // range of whole numbers from 1 says what is valid.
 const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
+const CLI::Range kAtLeastZero(0, std::numeric_limits<int>::max());
 
 // A global batch in sequences, which the strategy holds as an int.
 int sequences_per_step(std::int64_t sequences, const std::string& what) {
@@ -128,7 +129,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                  "channels of the TP group; with --async-tp, the bulk overlaps' num_sm of the "
                  "userbuffers config")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kAtLeastZero);
   cmd.add_flag("--autocast-fp32-weights", st.autocast_fp32_weights,
                "FP32 weights that torch.autocast casts to 16 bits at every use (FSDP without "
                "parameter mixed precision, as Composer's DEFAULT before March 2023; DDP under Lightning's "

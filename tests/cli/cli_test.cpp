@@ -278,6 +278,19 @@ TEST(Cli, AZeroCountExitsTwoNamingTheValidRange) {
   EXPECT_EQ(stepcast("estimate --dp 0").exit_code, 2);
 }
 
+TEST(Cli, TpBackwardSmsTakeZeroToTheSmsTheGpuLeavesTheGemms) {
+  const Invocation negative = stepcast("estimate --tp-backward-sms -3");
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_EQ(negative.output,
+            "--tp-backward-sms: Value -3 not in range 0 to 2147483647\n"
+            "Run with --help for more information.\n");
+  const Invocation all = stepcast("estimate --tp 8 --sp --tp-async-backward --tp-backward-sms 132");
+  EXPECT_EQ(all.exit_code, 1);
+  EXPECT_EQ(all.output,
+            "stepcast: error: --tp-backward-sms 132 leaves no SM of the GPU's 132 for the GEMMs beside "
+            "them; valid: 0 (NCCL's channels) to 131\n");
+}
+
 TEST(Cli, MissingFileExitsOneNamingIt) {
   const Invocation r = stepcast("validate /nonexistent/runs.csv");
   EXPECT_EQ(r.exit_code, 1);
