@@ -224,7 +224,7 @@ class StepBuilder {
   // per rank; the weight gradient, which needs the whole gathered gradient (or runs after the
   // scatter's GEMM), follows as a task of its own (workload::tp_overlap_splits_backward).
   bool split_backward_edge(const Op& op) const {
-    return !async_backward_edge(op) && !zero_bubble() && tp_overlap_splits_backward(op, st_);
+    return !zero_bubble() && tp_overlap_splits_backward(op, st_);
   }
 
   void ep_edge(const Op& op, OpPass mode, bool before, int layer, int mb) {
@@ -290,7 +290,8 @@ class StepBuilder {
       if (async_edge && st_.sequence_parallel)
         tp_beside_next(op, CollectiveKind::kAllGather, layer, mb, true);
       op_task(p, i, mode, layer, mb);
-      if (mode == OpPass::kBackward && split_backward_edge(op)) op_task(p, i, OpPass::kWeightGradient, layer, mb);
+      if (mode == OpPass::kBackward && split_backward_edge(op))
+        op_task(p, i, OpPass::kWeightGradient, layer, mb);
       if (async_edge) {
         tp_beside_next(
             op, st_.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
