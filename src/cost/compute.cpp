@@ -210,7 +210,8 @@ double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu) {
 }
 
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
-                                  const spec::GpuSpec& gpu, Beside beside, double row_chunks) {
+                                  const spec::GpuSpec& gpu, Beside beside, double row_chunks,
+                                  bool split_input_grad) {
   const bool use_fp8 = fp8 && gpu.peak_fp8_flops > 0;
   LinearGemmTimes times = aligned_gemm_times(fwd, bytes, use_fp8, gpu, beside);
   if (row_chunks > 1 && matrix_elements(fwd) > 0) {
@@ -219,7 +220,7 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
     const double piece_bytes = bytes * matrix_elements(piece) / matrix_elements(fwd);
     const LinearGemmTimes pieces = aligned_gemm_times(piece, piece_bytes, use_fp8, gpu, beside);
     times.fwd = scaled(pieces.fwd, row_chunks);
-    times.input_grad = scaled(pieces.input_grad, row_chunks);
+    if (split_input_grad) times.input_grad = scaled(pieces.input_grad, row_chunks);
   }
   if (odd_width(fwd, fp8, gpu) <= 0) return times;
   if (gpu.misaligned_gemm_efficiency <= 0) return scaled(times, kMisalignedSlowdown);

@@ -62,11 +62,13 @@ struct LinearGemmTimes {
 double odd_width(const GemmShape& fwd, bool fp8, const spec::GpuSpec& gpu);
 
 /// Each GEMM of a linear layer whose forward is `fwd`, each moving `bytes`; `fp8` uses the FP8
-/// tensor-core peak. With `row_chunks` > 1 the forward and the input gradient each run as that
-/// many GEMMs of m / row_chunks rows, one after another (overlapped TP splits them by the ranks'
-/// token shards); the weight gradient, which reduces over the rows, runs whole.
+/// tensor-core peak. With `row_chunks` > 1 the forward and, where `split_input_grad`, the input
+/// gradient each run as that many GEMMs of m / row_chunks rows, one after another (overlapped TP
+/// splits them by the ranks' token shards); the weight gradient, which reduces over the rows,
+/// runs whole.
 LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
-                                  const spec::GpuSpec& gpu, Beside beside, double row_chunks = 1);
+                                  const spec::GpuSpec& gpu, Beside beside, double row_chunks = 1,
+                                  bool split_input_grad = true);
 
 /// A fused attention kernel's rate: efficiency x keys / (keys + half_keys) of peak_bf16, times
 /// head64_rate for heads of 64 or fewer.

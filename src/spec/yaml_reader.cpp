@@ -176,6 +176,9 @@ class MapReader {
   double number(const std::string& key, double low, double high, bool low_open) {
     return number_in(src_, value(key), field(key), low, high, low_open);
   }
+  double number(const std::string& key, double low, double high, bool low_open, double fallback) {
+    return has(key) ? number(key, low, high, low_open) : fallback;
+  }
 
   double fraction(const std::string& key) { return number(key, 0, 1, true); }
   double fraction(const std::string& key, double fallback) {
@@ -345,22 +348,17 @@ GpuSpec gpu_from(MapReader r) {
   g.memory_efficiency = r.fraction("memory_efficiency");
   g.attention_efficiency = r.fraction("attention_efficiency");
   // Measured half points are hundreds of keys; a million keeps a typo from pricing attention absurdly.
-  const auto half_keys = [&](const char* key, double& value) {
-    if (r.has(key)) value = r.number(key, 0, 1e6, false);
-  };
-  half_keys("attention_half_keys", g.attention_half_keys);
-  half_keys("cudnn_attention_half_keys", g.cudnn_attention_half_keys);
+  g.attention_half_keys = r.number("attention_half_keys", 0, 1e6, false, g.attention_half_keys);
+  g.cudnn_attention_half_keys = r.number("cudnn_attention_half_keys", 0, 1e6, false, g.cudnn_attention_half_keys);
   g.cudnn_attention_efficiency = r.fraction("cudnn_attention_efficiency", 0);
   g.attention_head64_rate = r.fraction("attention_head64_rate", 1);
   g.cudnn_attention_head64_rate = r.fraction("cudnn_attention_head64_rate", 1);
   g.misaligned_gemm_efficiency = r.fraction("misaligned_gemm_efficiency", 0);
   // A chain of a few passes over FP32 copies moves tens to hundreds of bytes per element; a
   // thousand keeps a typo from pricing it absurdly.
-  const auto chain_bytes = [&](const char* key, double& value) {
-    if (r.has(key)) value = r.number(key, 0, 1000, true);
-  };
-  chain_bytes("eager_rmsnorm_bytes", g.eager_rmsnorm_bytes);
-  chain_bytes("eager_rmsnorm_backward_bytes", g.eager_rmsnorm_backward_bytes);
+  g.eager_rmsnorm_bytes = r.number("eager_rmsnorm_bytes", 0, 1000, true, g.eager_rmsnorm_bytes);
+  g.eager_rmsnorm_backward_bytes =
+      r.number("eager_rmsnorm_backward_bytes", 0, 1000, true, g.eager_rmsnorm_backward_bytes);
   g.optimizer_memory_efficiency = r.fraction("optimizer_memory_efficiency", 0);
   g.kernel_overhead_s = r.quantity("kernel_overhead", Dimension::kTime);
   if (r.has("gemm_efficiency")) {

@@ -152,8 +152,8 @@ double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
 }
 
 // A gather's copies, each a read and a write: every rank casts its FP32 shard to BF16 (FSDP2's
-// mixed precision keeps FP32 parameters; under autocast it copies them as FP32) and copies that into the gather's input; the gathered
-// buffer is then copied out into the layer's parameters. A group of one gathers in place, and
+// mixed precision keeps FP32 parameters; under autocast it copies them as FP32) and copies that
+// into the gather's input; the gathered buffer is then copied out into the layer's parameters. A group of one gathers in place, and
 // its trace shows the cast and one copy per parameter, no copy-out.
 double fsdp_copy_out_for(const spec::Scenario& s, double params) {
   if (!fsdp2_copies(s)) return 0;
@@ -172,6 +172,13 @@ double fsdp_copy_in_for(const spec::Scenario& s, double params) {
   double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
   if (gradient_group(s.strategy).size == 1) bytes += 2 * gradient_bytes(s.strategy);
   return cost::memory_time_s(bytes * params, s.cluster.gpu);
+}
+
+// SMs each of the column-parallel backward's TP collectives holds (Strategy::tp_backward_sms).
+int tp_backward_sms(const spec::Scenario& s) {
+  if (s.strategy.tp_backward_sms > 0) return s.strategy.tp_backward_sms;
+  const GroupShape tp = group_of(s.strategy, Axis::kTp);
+  return cost::collective_sms({tp.size, tp.stride}, s.cluster);
 }
 
 }  // namespace
@@ -205,12 +212,6 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
   return {{shares, cost::collective_sms(layout, s.cluster)}, cost::collective_hbm_Bps(layout, s.cluster)};
 }
 
-// SMs each of the column-parallel backward's TP collectives holds (Strategy::tp_backward_sms).
-int tp_backward_sms(const spec::Scenario& s) {
-  if (s.strategy.tp_backward_sms > 0) return s.strategy.tp_backward_sms;
-  const GroupShape tp = group_of(s.strategy, Axis::kTp);
-  return cost::collective_sms({tp.size, tp.stride}, s.cluster);
-}
 
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
   const cost::Shares shares = overlap.beside.shares;
@@ -281,17 +282,17 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) 
     if (op.tp_edge == BlockEdge::kStart && shares != cost::Shares::kWhole && tp_async_backward(s.strategy))
       beside.collective_sms = std::max(beside.collective_sms, tp_backward_sms(s));
     const double pieces = tp_overlap_pieces(op, s.strategy);
-    const cost::GemmShape shape{op.m, op.n, op.k, op.instances};
-    cost::LinearGemmTimes g = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, beside, pieces);
     // The column-parallel backward's collectives run beside its whole GEMMs
     // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
     // the forward's is split.
     const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
-    if (bulk_backward) g.input_grad = cost::linear_gemm_times(shape, op.bytes, fp8, gpu, beside).input_grad;
+    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8,
+                                                            gpu, beside, pieces, !bulk_backward);
     double fwd_extra = 0, bwd_extra = 0;
     if (autocast_casts > 0) {
-      // Each cast reads one precision and writes the other: 4 + 2 bytes per weight element.
-      const double cast = cost::memory_time_s((kFp32Bytes + 2) * op.k * op.n * op.weights, gpu);
+      // Each cast reads one precision and writes the other.
+      const double cast =
+          cost::memory_time_s((kFp32Bytes + activation_bytes(s.strategy)) * op.k * op.n * op.weights, gpu);
       fwd_extra += cast;
       bwd_extra += cast;
     }

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "analytic/estimate.h"
 #include "core/error.h"
 #include "report/report.h"
@@ -150,15 +155,22 @@ TEST(Report, ASourceWithNoPredictedRowPrintsDashesAndNullsNotAPerfectScore) {
   EXPECT_EQ(j["summary"]["rows"], 1);
 }
 
+// llm-foundry's benchmark rows (published_runs.csv's columns after the source) read as a table.
+std::vector<Case> llm_foundry_cases(std::initializer_list<std::string_view> rows) {
+  std::string text = kPublishedHeader;
+  for (const std::string_view row : rows)
+    text += "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)," + std::string(row) + "\n";
+  return read_table("p.csv", text, {});
+}
+
 TEST(ReadTable, LlmFoundrysA100FortyGbRowsRunItsFirstGenerationTritonFlashAttention) {
   // published_runs.csv lines 71 and 54: MPT-70B on 128 A100 40GB, from the benchmark script whose
   // attn_impl default is 'triton', and on 64 H100s, from a later script of unknown default.
-  const std::string source = "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7),MPT-70b,64.86,80,";
-  const std::string a100 = source + "8192,32768,,,50368,2048,A100-SXM4-40GB,mosaic-a100-40g-roce,128,1,1,128,,,,512,4,"
-                                    "full,,,0.4891,48194,,yes,FULL_SHARD\n";
-  const std::string h100 = source + "8192,32768,,,50368,2048,H100-SXM5-80GB,mosaic-h100-roce,64,1,1,64,,,,2048,8,"
-                                    "full,,421.3,0.4257,66523,,yes,FULL_SHARD\n";
-  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + a100 + h100, {});
+  const std::vector<Case> cases = llm_foundry_cases(
+      {"MPT-70b,64.86,80,8192,32768,,,50368,2048,A100-SXM4-40GB,mosaic-a100-40g-roce,128,1,1,128,,,,512,4,"
+       "full,,,0.4891,48194,,yes,FULL_SHARD",
+       "MPT-70b,64.86,80,8192,32768,,,50368,2048,H100-SXM5-80GB,mosaic-h100-roce,64,1,1,64,,,,2048,8,"
+       "full,,421.3,0.4257,66523,,yes,FULL_SHARD"});
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(cases[0].reason, "");
   EXPECT_EQ(cases[0].scenario.strategy.attention, spec::AttentionKernel::kFlashV1);
@@ -171,15 +183,14 @@ TEST(ReadTable, LlmFoundrysA100FortyGbRowsRunItsFirstGenerationTritonFlashAttent
   EXPECT_EQ(cases[0].scenario.model.position, spec::PositionKind::kLearned);
 }
 
-TEST(ReadTable, LlmFoundrysA100EightyGbSeventyBRowsRanPureBf16AndTheRestAutocast) {
+TEST(ReadTable, LlmFoundrysA100EightyGbSeventyBRowsRanPureBf16AndTheRestReduceFp32) {
   // published_runs.csv lines 66 and 68: the A100 80GB table's MPT-70B row reads bf16 and PURE,
   // its MPT-30B row amp_bf16 and DEFAULT.
-  const std::string source = "MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7),";
-  const std::string pure = source + "MPT-70b,64.86,80,8192,32768,,,50368,2048,A100-SXM4-80GB,mosaic-a100-80g-roce,64,1,1,"
-                                    "64,,,,2048,8,full,,,0.5333,26274,,yes,FULL_SHARD\n";
-  const std::string amp = source + "MPT-30b,29.98,48,7168,28672,,,50368,2048,A100-SXM4-80GB,mosaic-a100-80g-roce,8,1,1,8,"
-                                   ",,,504,3,full,,,0.553,7330,,yes,FULL_SHARD\n";
-  const std::vector<Case> cases = read_table("p.csv", kPublishedHeader + pure + amp, {});
+  const std::vector<Case> cases = llm_foundry_cases(
+      {"MPT-70b,64.86,80,8192,32768,,,50368,2048,A100-SXM4-80GB,mosaic-a100-80g-roce,64,1,1,64,,,,2048,8,"
+       "full,,,0.5333,26274,,yes,FULL_SHARD",
+       "MPT-30b,29.98,48,7168,28672,,,50368,2048,A100-SXM4-80GB,mosaic-a100-80g-roce,8,1,1,8,,,,504,3,"
+       "full,,,0.553,7330,,yes,FULL_SHARD"});
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(cases[0].scenario.strategy.grad_reduce_dtype, spec::Dtype::kBf16);
   EXPECT_EQ(cases[1].scenario.strategy.grad_reduce_dtype, spec::Dtype::kFp32);
