@@ -1,15 +1,63 @@
 // stepcast validate: predict every row of a measured-results table and report the errors.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/scenario_options.h"
 #include "core/csv.h"
+#include "core/error.h"
 #include "report/report.h"
 #include "spec/presets.h"
+#include "spec/yaml_writer.h"
 #include "validate/validate.h"
 
 namespace stepcast::cli {
+
+namespace {
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw Error(ErrorKind::kIo, "cannot write " + path.string())
+        .with_hint("check that the directory given to --scenarios is writable");
+  }
+}
+
+// Each predicted row as a scenario file that `estimate --config` and `simulate --config` run again
+// (line-N.yaml), beside the row's model (line-N.model.yaml); the cluster named as the row named it,
+// or as --cluster gave it.
+void write_scenarios(const std::string& dir, const std::vector<validate::Case>& cases,
+                     const validate::Report& report, const std::string& cluster_option,
+                     const std::string& command) {
+  std::error_code failed;
+  std::filesystem::create_directories(dir, failed);
+  if (failed) {
+    throw Error(ErrorKind::kIo, "cannot create the directory " + dir + ": " + failed.message())
+        .with_hint("give --scenarios a directory that can be created or written");
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const validate::Case& c = cases[i];
+    if (!c.reason.empty()) continue;
+    const std::string stem = "line-" + std::to_string(c.line);
+    const std::filesystem::path model = std::filesystem::path(dir) / (stem + ".model.yaml");
+    const std::filesystem::path scenario = std::filesystem::path(dir) / (stem + ".yaml");
+    write_text(model, spec::model_yaml(c.scenario.model, fmt::format("# {}, line {}\n", c.source, c.line)));
+    const validate::RowResult& row = report.rows[i];
+    const std::string header = fmt::format(
+        "# {}, line {}: {}\n# measured {} {:.6g}, predicted {:.6g}\n"
+        "# stepcast {} --config {}\n",
+        c.source, c.line, c.model, validate::quantity_name(row.quantity), row.measured,
+        row.predicted, command, scenario.string());
+    const std::string cluster = c.cluster_given ? cluster_option : c.scenario.cluster.name;
+    write_text(scenario, spec::settings_yaml(scenario_settings(c.scenario, model.string(), cluster), header));
+  }
+}
+
+}  // namespace
 
 Runner add_validate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("validate", "Compare predictions with measured runs in a CSV file");
@@ -17,6 +65,7 @@ Runner add_validate(CLI::App& app) {
     std::string file;
     std::string cluster;
     std::string engine = "analytic";
+    std::string scenarios;
     bool json = false;
   };
   auto a = std::make_shared<Args>();
@@ -28,16 +77,25 @@ Runner add_validate(CLI::App& app) {
       ->check(CLI::IsMember({"analytic", "sim"}))
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON instead of the table");
+  cmd->add_option("--scenarios", a->scenarios,
+                  "Also write each predicted row to DIR as a scenario file, line-N.yaml, that "
+                  "estimate --config and simulate --config run again (its model beside it, "
+                  "line-N.model.yaml)")
+      ->type_name("DIR");
   return [a] {
     const std::string text = core::read_file(a->file);
     const validate::Engine engine = a->engine == "sim" ? validate::Engine::kSimulation : validate::Engine::kAnalytic;
     validate::Options options;
     if (!a->cluster.empty()) options.cluster = spec::load_cluster(a->cluster);  // a bad one is an error
-    const validate::Report r = validate::run(validate::read_table(a->file, text, options), engine);
+    const std::vector<validate::Case> cases = validate::read_table(a->file, text, options);
+    const validate::Report r = validate::run(cases, engine);
     if (a->json) {
       fmt::print("{}\n", report::validation_json(r).dump(2));
     } else {
       fmt::print("{}", report::validation_text(r));
+    }
+    if (!a->scenarios.empty()) {
+      write_scenarios(a->scenarios, cases, r, a->cluster, a->engine == "sim" ? "simulate" : "estimate");
     }
     return kExitOk;
   };

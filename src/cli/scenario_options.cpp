@@ -309,4 +309,70 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   return spec::complete_and_validate(std::move(s));
 }
 
+std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::Scenario& s,
+                                                                   const std::string& model,
+                                                                   const std::string& cluster) {
+  const spec::Strategy& st = s.strategy;
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"model", model},
+      {"cluster", cluster},
+      {"gpus", std::to_string(s.gpus)},
+      {"tp", std::to_string(st.tp)},
+      {"pp", std::to_string(st.pp)},
+      {"vp", std::to_string(st.vp)},
+      {"cp", std::to_string(st.cp)},
+      {"cp-exchange", spec::name(st.cp_exchange)},
+      {"ep", std::to_string(st.ep)},
+      {"micro-batch", std::to_string(st.micro_batch)},
+      {"global-batch", std::to_string(st.global_batch)},
+      {"seq", std::to_string(st.seq_len)},
+      {"recompute", spec::name(st.recompute)},
+      {"recompute-every", std::to_string(st.recompute_interval)},
+      {"zero", std::to_string(st.zero_stage)},
+      {"dtype", spec::name(st.dtype)},
+      {"grad-dtype", spec::name(st.grad_reduce_dtype)},
+      {"optimizer-step", spec::name(st.optimizer_step)},
+      {"grad-accumulation", spec::name(st.grad_accumulation)},
+      {"attention", spec::name(st.attention)},
+      {"elementwise", spec::name(st.elementwise)},
+      {"pipeline-transfers", spec::name(st.pipeline_transfers)},
+      {"tp-backward-sms", std::to_string(st.tp_backward_sms)},
+      {"grad-sync", spec::name(st.grad_sync)},
+      {"zero3-collectives", spec::name(st.sharded_collectives)},
+      // The shortest text that reads back as the same double.
+      {"host-dispatch", fmt::format("{} s", st.host_dispatch_s)},
+  };
+  // DP and the schedule only where they are not what build_scenario derives, so that a what-if
+  // changing --pp or --vp on the command line derives them again.
+  if (st.dp != s.gpus / (st.tp * st.pp * st.cp)) out.emplace_back("dp", std::to_string(st.dp));
+  const spec::Schedule derived = st.vp > 1 ? spec::Schedule::kInterleaved : spec::Schedule::k1F1B;
+  if (st.schedule != derived) out.emplace_back("schedule", spec::name(st.schedule));
+  std::string placement;
+  for (const spec::Axis a : st.placement) {
+    if (!placement.empty()) placement += ',';
+    placement += spec::name(a);
+  }
+  out.emplace_back("placement", placement);
+  // Flags are written where they differ from leaving them out.
+  const std::pair<const char*, bool> flags[] = {
+      {"sp", st.sequence_parallel},
+      {"unfused-cross-entropy", !st.fused_cross_entropy},
+      {"async-tp", st.overlap_tp_comm},
+      {"tp-async-backward", st.tp_async_backward},
+      {"autocast-fp32-weights", st.autocast_fp32_weights},
+      {"fp8-weight-cache", st.fp8_weight_cache},
+      {"bias-grad-in-gemm", st.bias_grad_in_gemm},
+      {"no-dp-overlap", !st.overlap_dp_comm},
+      {"pp-scatter-gather", st.pp_scatter_gather},
+      {"host-reads-loss", st.host_reads_loss},
+      {"host-syncs-forward", st.host_syncs_each_forward},
+      {"deferred-sends", st.deferred_sends},
+      {"launch-blocking", st.launch_blocking},
+  };
+  for (const auto& [flag, set] : flags) {
+    if (set) out.emplace_back(flag, "true");
+  }
+  return out;
+}
+
 }  // namespace stepcast::cli

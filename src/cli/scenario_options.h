@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "spec/scenario.h"
 
@@ -36,5 +38,12 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o);
 /// Loads the model and cluster (preset, YAML or config.json), applies the strategy and validates.
 /// Throws Error for unknown presets, bad files and impossible strategies.
 spec::Scenario build_scenario(const ScenarioOptions& o);
+
+/// The options, each as its name without dashes and a value (a flag: "true"), from which
+/// build_scenario builds `s` again, its model and cluster given as `model` and `cluster` (a
+/// preset name or a file): what a scenario file (cli/scenario_file.h) holds to run `s` again.
+std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::Scenario& s,
+                                                                   const std::string& model,
+                                                                   const std::string& cluster);
 
 }  // namespace stepcast::cli

@@ -23,7 +23,7 @@ const char* name(MlpKind k) {
 }
 const char* name(NormKind k) { return k == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
 const char* name(AttentionKernel k) {
-  constexpr const char* kNames[] = {"flash", "flash-v1", "unfused"};
+  constexpr const char* kNames[] = {"flash", "cudnn", "flash-v1", "unfused"};
   return kNames[static_cast<int>(k)];
 }
 const char* name(Elementwise k) {

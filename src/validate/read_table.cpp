@@ -488,6 +488,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   }
   try {
     s.cluster = cluster.empty() ? *options.cluster : spec::cluster_preset(cluster);
+    c.cluster_given = cluster.empty();
   } catch (const Error& e) {  // a row naming no preset: listed with the reason, its measurement kept
     c.reason = e.message() + (e.hint().empty() ? "" : " (" + e.hint() + ")");
     return c;
@@ -590,6 +591,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   m.name = "GPT h" + std::to_string(m.hidden) + " L" + std::to_string(m.layers);
   c.model = m.name;
   s.cluster = options.cluster ? *options.cluster : spec::cluster_preset("dgx-a100-80g");
+  c.cluster_given = options.cluster.has_value();
   s.gpus = r.required("# GPUs");
   c.source = s.gpus > s.cluster.gpus_per_node ? kVtrainMultiNode : kVtrainSingleNode;
   spec::Strategy& st = s.strategy;

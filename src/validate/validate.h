@@ -30,7 +30,8 @@ struct Case {
   bool megatron_convention = false;  // TFLOP/s counted with Narayanan et al. Eq. 3
   double measured = 0;
   spec::Scenario scenario;
-  std::string reason;  // non-empty: the row cannot be predicted, and why
+  bool cluster_given = false;  // the scenario's cluster is Options::cluster: the row names none
+  std::string reason;          // non-empty: the row cannot be predicted, and why
 };
 
 struct RowResult {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -456,6 +457,56 @@ TEST(Cli, ValidateTakesAClusterFileAndRejectsAnUnknownClusterOutright) {
   const Invocation r = stepcast("validate " + csv + " --cluster dgx-a100-8g");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "stepcast: error: unknown cluster preset \"dgx-a100-8g\"\n  hint: did you mean \"dgx-a100-80g\"?\n");
+}
+
+// The JSON key of estimate's and simulate's output that holds what a validated row measured.
+double predicted_quantity(const nlohmann::json& result, const nlohmann::json& row) {
+  const std::string quantity = row["quantity"];
+  if (quantity == "iteration_s") return result["step_time_s"];
+  if (quantity == "tflops_per_gpu" && row["source"].get<std::string>().find("Narayanan") != std::string::npos)
+    return result["megatron_tflops_per_gpu"];
+  return result[quantity];
+}
+
+TEST(Cli, ValidateWritesEachRowAsAScenarioThatRunsAgainToTheSamePrediction) {
+  // Korthikanti et al.'s rows (a preset cluster per row, sequence parallelism, interleaving) and
+  // two vTrain rows, whose cluster is the --cluster file given.
+  const std::string vtrain = ::testing::TempDir() + "stepcast_vtrain_two_rows.csv";
+  std::ofstream(vtrain) << "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+                           "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n"
+                           "2,16,8,1024,16,24,1024,1,1,2,372.160408\n"
+                           "8,32,4,1024,16,24,1024,2,2,2,219.732754\n";
+  const std::string cluster = ::testing::TempDir() + "stepcast_a100_cluster.yaml";
+  std::ofstream(cluster) << stepcast("presets show dgx-a100-80g").output;
+  const std::string korthikanti = std::string(STEPCAST_SOURCE_DIR) + "/data/validation/korthikanti_2022_a100.csv";
+  int rows = 0;
+  for (const auto& [table, engine, command] :
+       {std::tuple{korthikanti, "analytic", "estimate"}, std::tuple{vtrain + " --cluster " + cluster, "analytic", "estimate"},
+        std::tuple{vtrain + " --cluster " + cluster, "sim", "simulate"}}) {
+    const std::string dir = ::testing::TempDir() + "stepcast_scenarios_" + engine;
+    std::filesystem::remove_all(dir);
+    const Invocation v =
+        stepcast("validate " + table + " --json --engine " + engine + " --scenarios " + dir);
+    ASSERT_EQ(v.exit_code, 0) << v.output.substr(0, 500);
+    const nlohmann::json report = nlohmann::json::parse(v.output);
+    for (const nlohmann::json& row : report["rows"]) {
+      const std::string file = dir + "/line-" + std::to_string(row["line"].get<int>()) + ".yaml";
+      const Invocation run = stepcast(std::string(command) + " --config " + file + " --json");
+      ASSERT_EQ(run.exit_code, 0) << file << ": " << run.output.substr(0, 500);
+      EXPECT_DOUBLE_EQ(predicted_quantity(nlohmann::json::parse(run.output), row), row["predicted"].get<double>())
+          << file;
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 12);
+}
+
+TEST(Cli, ValidateToADirectoryItCannotCreateExitsOne) {
+  const std::string csv = std::string(STEPCAST_SOURCE_DIR) + "/data/validation/korthikanti_2022_a100.csv";
+  const Invocation r = stepcast("validate " + csv + " --scenarios /proc/stepcast-scenarios");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("stepcast: error: cannot create the directory /proc/stepcast-scenarios"), std::string::npos)
+      << r.output;
 }
 
 TEST(Cli, ValidateListsARowTooLargeToSimulateWithItsReason) {

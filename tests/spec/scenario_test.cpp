@@ -422,5 +422,12 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
   EXPECT_EQ(dump(complete_and_validate(s)), text);
 }
 
+TEST(ScenarioNames, EachAttentionKernelIsNamedAsTheCommandLineSpellsIt) {
+  EXPECT_STREQ(name(AttentionKernel::kFlash), "flash");
+  EXPECT_STREQ(name(AttentionKernel::kCudnn), "cudnn");
+  EXPECT_STREQ(name(AttentionKernel::kFlashV1), "flash-v1");
+  EXPECT_STREQ(name(AttentionKernel::kUnfused), "unfused");
+}
+
 }  // namespace
 }  // namespace stepcast::spec
