@@ -61,11 +61,13 @@ class RowReader {
     }
     return value;
   }
+  // A count (layers, a size, a parallel degree, a batch): every integer column of both schemas
+  // counts something, so 0 is as invalid as a fraction.
   std::optional<int> integer(std::string_view column) const {
     const std::optional<double> v = number(column);
     if (!v) return std::nullopt;
-    if (*v != std::floor(*v) || *v < 0 || *v > 1e9) {
-      throw Error(ErrorKind::kInvalidInput, "expected a whole number, got \"" + text(column) + "\"")
+    if (*v != std::floor(*v) || *v < 1 || *v > 1e9) {
+      throw Error(ErrorKind::kInvalidInput, "expected a whole number from 1 to 10^9, got \"" + text(column) + "\"")
           .at({table_.source, row_.line, 0})
           .in_field(std::string(column));
     }

@@ -62,7 +62,7 @@ class StepBuilder {
                                                 st_.sharded_collectives == spec::ShardedCollectives::kPerParameter)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
-        sends_(2 * static_cast<std::size_t>(chunks_) * micro_batches_, kNone),
+        sends_(transfer_slots(), kNone),
         recvs_(sends_.size(), kNone) {
     first_layer_.resize(static_cast<std::size_t>(chunks_) + 1, 0);
     const ChunkLayout layout(s.model.layers, chunks_);
@@ -84,6 +84,14 @@ class StepBuilder {
   }
 
  private:
+  // One slot per pipeline transfer: each micro-batch's forward and backward out of each chunk.
+  // Each micro-batch also runs at least a forward and a backward task per layer, so a step over
+  // the task budget is refused here, before the slots of its micro-batches are allocated.
+  std::size_t transfer_slots() const {
+    budget_.check_room(2 * static_cast<std::size_t>(s_.model.layers) * static_cast<std::size_t>(micro_batches_));
+    return 2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_);
+  }
+
   // ---- tasks ---------------------------------------------------------------------------------
 
   // A collective's members: this rank's task alone (the symmetric peers it stands for), or tasks

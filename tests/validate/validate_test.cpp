@@ -80,6 +80,23 @@ TEST(ReadTable, RejectsNonNumericCellNamingLineAndColumn) {
   }
 }
 
+TEST(ReadTable, RejectsACountOfZeroNamingTheColumn) {
+  // A parallel degree of 0 (a CP of 0 in the published schema) once divided by zero while the
+  // row's defaults were chosen.
+  const auto error_of = [](const std::string& text) {
+    try {
+      read_table("v.csv", text, {});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,0,2,219.7\n"),
+            "v.csv:2: data parallelism: expected a whole number from 1 to 10^9, got \"0\"");
+  EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2.5,2,2,219.7\n"),
+            "v.csv:2: tensor parallelism: expected a whole number from 1 to 10^9, got \"2.5\"");
+}
+
 TEST(ReadTable, RejectsAMeasurementThatIsNotAboveZeroOrAnMfuAboveOne) {
   const auto error_of = [](const std::string& text) {
     try {

@@ -865,6 +865,19 @@ TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
   }
 }
 
+TEST(Build, BillionsOfMicroBatchesAreRefusedBeforeTheirTransfersAreAllocated) {
+  // 2^31 - 1 sequences of one micro-batch each: their transfer slots alone would take 256 GiB.
+  const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 8, .tp = 1, .pp = 8, .global_batch = 2147483647});
+  try {
+    build(s);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_EQ(e.message(), "simulating this step needs more than 16777216 tasks: 2147483647 micro-batches "
+                           "through 32 layers on 8 pipeline stages");
+  }
+}
+
 TEST(Build, GraphSizeDoesNotGrowWithDataParallelism) {
   const graph::ExecGraph small = build(scenario("llama2-70b", "dgx-h100", {.gpus = 64, .tp = 8, .pp = 4, .global_batch = 32}));
   const graph::ExecGraph large = build(scenario("llama2-70b", "dgx-h100", {.gpus = 4096, .tp = 8, .pp = 4, .global_batch = 2048}));
