@@ -1,5 +1,7 @@
 #include "analytic/estimate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -510,8 +512,14 @@ Estimate estimate(const spec::Scenario& s) {
 }
 
 void require_finite(const Estimate& e) {
-  if (std::isfinite(e.step_time_s)) return;
-  throw Error(ErrorKind::kInvalidInput, "the step time is not a finite number: an input is far out of range",
+  // The simulator's bound too (workload::StepBudget): its nanosecond clock holds no longer step.
+  constexpr double kMaxStepS = 1e9;
+  if (std::isfinite(e.step_time_s) && e.step_time_s <= kMaxStepS) return;
+  throw Error(ErrorKind::kInvalidInput,
+              std::isfinite(e.step_time_s)
+                  ? fmt::format("the step takes {:.3g} s, more than {:.0f} years: an input is far out of range",
+                                e.step_time_s, kMaxStepS / 3.15576e7)
+                  : "the step time is not a finite number: an input is far out of range",
               "check the times, bandwidths and rates of the model, GPU and cluster files and --host-dispatch");
 }
 

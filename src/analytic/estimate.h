@@ -53,8 +53,9 @@ Estimate estimate(const spec::Scenario& s);
 /// REQUIRES: out.step_time_s > 0.
 void set_rates(const spec::Scenario& s, Estimate& out);
 
-/// Throws Error (invalid input) when e's step time is not a finite number: an input far out of
-/// range (a launch of 1e308 s) overflowed the arithmetic, and no number would be honest.
+/// Throws Error (invalid input) when e's step time is not a finite number or longer than 10^9 s
+/// (31.7 years, the simulator's bound): an input far out of range (a launch of 1e300 us, a link of
+/// 1e-300 GB/s) made it so, and no number would be honest.
 void require_finite(const Estimate& e);
 
 }  // namespace stepcast::analytic

@@ -46,7 +46,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                                   "--config files) to a scenario file")
       ->type_name("FILE")
       ->group(kOutputGroup);
-  cmd.add_option("--model", o.model, "Model preset, YAML file or Hugging Face config.json")->capture_default_str();
+  cmd.add_option("--model", o.model, "Model preset, YAML file, Hugging Face config.json or a directory holding one")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "Cluster preset or YAML file")->capture_default_str();
   cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->check(kAtLeastOne);
   cmd.add_option("--tp", st.tp, "Tensor-parallel degree")->capture_default_str()->check(kAtLeastOne);

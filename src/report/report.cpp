@@ -84,6 +84,11 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
         "kernels (docs/model.md section 1).\n",
         workload::attention_matrices(s), s.strategy.seq_len);
   }
+  if (e.mfu > 1) {
+    out += "\nnote: MFU is above 100% because its model FLOPs follow PaLM (docs/model.md section 5), "
+           "which counts every query against every key; causal attention runs about half of that, "
+           "so at long sequences the count outgrows the work done. HFU counts the same way.\n";
+  }
   return out;
 }
 

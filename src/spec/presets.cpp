@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -57,6 +58,25 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 bool is_yaml_path(std::string_view s) { return ends_with(s, ".yaml") || ends_with(s, ".yml"); }
 
+// A name with a slash, or one that names something on disk, is a path the user meant, never a
+// preset with a typo: it gets an error about the file, not a did-you-mean.
+bool names_a_path(const std::string& s) {
+  std::error_code ignored;
+  return s.find('/') != std::string::npos || std::filesystem::exists(s, ignored);
+}
+
+[[noreturn]] void not_a_spec_file(const std::string& path, const std::string& what, const std::string& valid) {
+  std::error_code ignored;
+  const bool directory = std::filesystem::is_directory(path, ignored);
+  const bool exists = directory || std::filesystem::exists(path, ignored);
+  throw Error(ErrorKind::kInvalidInput,
+              directory ? "is a directory, not a " + what + " file"
+              : exists  ? "is not a " + what + " file: its name ends in neither .yaml nor .json"
+                        : "no such file, and no " + what + " preset has this name",
+              "give a preset name (stepcast presets lists them) or " + valid)
+      .at({path, 0, 0});
+}
+
 std::string source_name(const PresetText& p) {
   return std::string("data/") + p.kind + "/" + p.name + ".yaml";
 }
@@ -103,7 +123,12 @@ ModelSpec load_model(std::string_view name_or_path) {
   const std::string path(name_or_path);
   if (is_yaml_path(path)) return read_model_yaml(path, core::read_file(path));
   if (ends_with(path, ".json")) return read_hf_config(path, core::read_file(path));
-  return model_preset(name_or_path);
+  if (!names_a_path(path)) return model_preset(name_or_path);
+  // A Hugging Face model directory, as downloaded: its config.json.
+  const std::filesystem::path config = std::filesystem::path(path) / "config.json";
+  std::error_code ignored;
+  if (std::filesystem::is_regular_file(config, ignored)) return read_hf_config(config.string(), core::read_file(config.string()));
+  not_a_spec_file(path, "model", "a model .yaml file, a Hugging Face config.json or a directory holding one");
 }
 
 ClusterSpec load_cluster(std::string_view name_or_path) {
@@ -115,6 +140,7 @@ ClusterSpec load_cluster(std::string_view name_or_path) {
                 "give a cluster preset name or a .yaml file")
         .at({path, 0, 0});
   }
+  if (names_a_path(path)) not_a_spec_file(path, "cluster", "a cluster .yaml file");
   return cluster_preset(name_or_path);
 }
 

@@ -85,10 +85,12 @@ class StepBuilder {
 
  private:
   // One slot per pipeline transfer: each micro-batch's forward and backward out of each chunk.
-  // Each micro-batch also runs at least a forward and a backward task per layer, so a step over
-  // the task budget is refused here, before the slots of its micro-batches are allocated.
+  // Each micro-batch also runs a forward task per op of every layer and at least one backward
+  // task per layer, so a step over the task budget is refused here, before the slots of its
+  // micro-batches are allocated or a graph nearly the budget's size is built.
   std::size_t transfer_slots() const {
-    budget_.check_room(2 * static_cast<std::size_t>(s_.model.layers) * static_cast<std::size_t>(micro_batches_));
+    budget_.check_room(static_cast<std::size_t>(s_.model.layers) * (dense_.ops.size() + 1) *
+                       static_cast<std::size_t>(micro_batches_));
     return 2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_);
   }
 

@@ -49,8 +49,8 @@ ParamCounts param_counts(const spec::ModelSpec& m) {
   if (m.is_moe()) {
     const double expert = mlp_params(m, m.moe.expert_ffn);
     const double router = static_cast<double>(m.hidden) * m.moe.experts;
-    p.per_layer_moe = attention + router + expert * (m.moe.experts + m.moe.shared_experts);
-    p.per_layer_moe_active = attention + router + expert * (m.moe.top_k + m.moe.shared_experts);
+    p.per_layer_moe = attention + router + expert * (1.0 * m.moe.experts + m.moe.shared_experts);
+    p.per_layer_moe_active = attention + router + expert * (1.0 * m.moe.top_k + m.moe.shared_experts);
   }
   p.embedding = static_cast<double>(m.vocab) * m.hidden;
   if (m.position == spec::PositionKind::kLearned) p.embedding += static_cast<double>(m.max_seq) * m.hidden;
@@ -99,7 +99,7 @@ double attention_flops_per_token(const spec::ModelSpec& m, int seq_len) {
   const double seq = seq_len;
   const double window = m.attention_window > 0 ? std::min<double>(m.attention_window, seq) : seq;
   const double keys = (m.layers - m.local_layers) * seq + m.local_layers * window;
-  return 6.0 * m.heads * (m.effective_head_dim() + m.value_head_dim()) * keys;
+  return 6.0 * m.heads * (1.0 * m.effective_head_dim() + m.value_head_dim()) * keys;
 }
 
 double model_flops_per_token(const spec::ModelSpec& m, int seq_len) {

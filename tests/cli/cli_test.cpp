@@ -53,6 +53,30 @@ TEST(Cli, UnknownPresetExitsOneWithDidYouMean) {
             "  hint: did you mean \"llama3.1-405b\"?\n");
 }
 
+TEST(Cli, AModelDirectoryIsReadThroughItsConfigJson) {
+  const std::string dir = std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/gpt2";
+  const Invocation from_dir = stepcast("estimate --model " + dir + " --json");
+  ASSERT_EQ(from_dir.exit_code, 0) << from_dir.output;
+  EXPECT_EQ(from_dir.output, stepcast("estimate --model " + dir + "/config.json --json").output);
+}
+
+TEST(Cli, APathThatIsNoModelOrClusterFileIsAnErrorAboutTheFileNotAPresetTypo) {
+  const std::string empty_dir = ::testing::TempDir() + "stepcast_empty_dir";
+  std::filesystem::create_directories(empty_dir);
+  const std::string hint =
+      "  hint: give a preset name (stepcast presets lists them) or a model .yaml file, a Hugging Face "
+      "config.json or a directory holding one\n";
+  Invocation r = stepcast("estimate --model " + empty_dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "stepcast: error: " + empty_dir + ": is a directory, not a model file\n" + hint);
+  r = stepcast("estimate --model ./no-such-model");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "stepcast: error: ./no-such-model: no such file, and no model preset has this name\n" + hint);
+  r = stepcast("estimate --cluster " + empty_dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find(empty_dir + ": is a directory, not a cluster file"), std::string::npos) << r.output;
+}
+
 TEST(Cli, ImpossibleStrategyExitsOneListingEveryProblem) {
   const Invocation r = stepcast("estimate --model llama3.1-70b --gpus 64 --tp 3");
   EXPECT_EQ(r.exit_code, 1);
@@ -184,10 +208,23 @@ TEST(Cli, AnInputFarOutOfRangeExitsOneInsteadOfPrintingNanOrWrappingTheClock) {
   EXPECT_EQ(estimate.exit_code, 1);
   EXPECT_NE(estimate.output.find("the step time is not a finite number: an input is far out of range"),
             std::string::npos) << estimate.output;
+  // A finite step of 10^296 s is no more honest.
+  const Invocation finite = stepcast("estimate --host-dispatch \"1e300 us\"");
+  EXPECT_EQ(finite.exit_code, 1);
+  EXPECT_NE(finite.output.find("the step takes 9.71e+296 s, more than 32 years: an input is far out of range"),
+            std::string::npos) << finite.output;
   const Invocation simulate = stepcast("simulate --host-dispatch \"1e10 s\"");
   EXPECT_EQ(simulate.exit_code, 1);
   EXPECT_NE(simulate.output.find("the simulated step's tasks add up to more than 32 years"), std::string::npos)
       << simulate.output;
+}
+
+TEST(Cli, AnMfuAbove100PercentSaysItsConventionCountsTheWholeAttentionMatrix) {
+  const Invocation long_context = stepcast("estimate --cluster dgx-a100-80g --seq 131072");
+  ASSERT_EQ(long_context.exit_code, 0) << long_context.output;
+  EXPECT_NE(long_context.output.find("MFU                     100.3 %"), std::string::npos) << long_context.output;
+  EXPECT_NE(long_context.output.find("note: MFU is above 100% because its model FLOPs follow PaLM"), std::string::npos);
+  EXPECT_EQ(stepcast("estimate --cluster dgx-a100-80g").output.find("note: MFU"), std::string::npos);
 }
 
 TEST(Cli, ADefaultGlobalBatchBeyondAnIntExitsOneSayingWhereItCameFrom) {

@@ -313,6 +313,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "--gpus is 0; it must be at least 1"},
         Violation{"ModelWithoutLayers", false, [](Scenario& s) { s.model.layers = 0; },
                   "the model has 0 layers; it needs at least 1"},
+        // 2^31 - 1 experts once overflowed the parameter count into a negative step time.
+        Violation{"ExpertsBeyondWhatTheArithmeticHolds", false,
+                  [](Scenario& s) {
+                    s.model.moe = {.experts = 2147483647, .top_k = 2, .expert_ffn = 14336};
+                  },
+                  "the model's experts is 2147483647, more than the 65536 stepcast takes"},
         Violation{"VirtualStagesWithGpipe", false,
                   [](Scenario& s) {
                     s.strategy.vp = 2;
