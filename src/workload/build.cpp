@@ -89,7 +89,8 @@ class StepBuilder {
   // task per layer, so a step over the task budget is refused here, before the slots of its
   // micro-batches are allocated or a graph nearly the budget's size is built.
   std::size_t transfer_slots() const {
-    budget_.check_room(static_cast<std::size_t>(s_.model.layers) * (dense_.ops.size() + 1) *
+    const std::size_t ops = s_.model.is_moe() ? std::min(dense_.ops.size(), moe_.ops.size()) : dense_.ops.size();
+    budget_.check_room(static_cast<std::size_t>(s_.model.layers) * (ops + 1) *
                        static_cast<std::size_t>(micro_batches_));
     return 2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_);
   }

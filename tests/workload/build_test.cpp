@@ -865,6 +865,19 @@ TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
   }
 }
 
+TEST(Build, TheBudgetsEarlyCheckLetsThroughEveryGraphOfExactlyTheBudgetsSize) {
+  // The check before the transfer slots counts a lower bound of the tasks; a graph the budget
+  // holds must never fail it, dense or MoE (whose layers run other ops), 1F1B or interleaved.
+  for (const auto& [model, shape] :
+       {std::pair{"llama3.1-8b", Shape{.gpus = 8, .tp = 2, .pp = 4, .global_batch = 32}},
+        std::pair{"mixtral-8x7b", Shape{.gpus = 16, .tp = 2, .pp = 4, .vp = 2, .global_batch = 16}},
+        std::pair{"deepseek-v3", Shape{.gpus = 64, .tp = 8, .pp = 8, .global_batch = 16}}}) {
+    const spec::Scenario s = scenario(model, "dgx-h100", shape);
+    const std::size_t needed = build(s).size();
+    EXPECT_EQ(build(s, needed).size(), needed) << model;
+  }
+}
+
 TEST(Build, BillionsOfMicroBatchesAreRefusedBeforeTheirTransfersAreAllocated) {
   // 2^31 - 1 sequences of one micro-batch each: their transfer slots alone would take 256 GiB.
   const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", {.gpus = 8, .tp = 1, .pp = 8, .global_batch = 2147483647});
