@@ -31,7 +31,8 @@ void add_commands(CLI::App& app, std::map<CLI::App*, Runner>* runners) {
 
 // The command line with the scenario files it names read in (cli/scenario_file.h), for the
 // subcommand that takes them.
-std::vector<std::string> with_scenario_files(const CLI::App& app, std::vector<std::string> args) {
+std::vector<std::string> with_scenario_files(const CLI::App& app, std::vector<std::string> args,
+                                             std::vector<stepcast::spec::YamlSetting>& taken) {
   for (const std::string& arg : args) {
     const CLI::App* sub = nullptr;
     for (const CLI::App* candidate : app.get_subcommands({})) {
@@ -46,7 +47,7 @@ std::vector<std::string> with_scenario_files(const CLI::App& app, std::vector<st
       reversed.push_back(sub->get_name());
       fresh.parse(reversed);
     };
-    return stepcast::cli::expand_scenario_files(args, *sub, check);
+    return stepcast::cli::expand_scenario_files(args, *sub, check, &taken);
   }
   return args;
 }
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
   std::map<CLI::App*, Runner> runners;
   add_commands(app, &runners);
   std::vector<std::string> args;
+  std::vector<stepcast::spec::YamlSetting> from_files;  // the options scenario files set
   try {
-    args = with_scenario_files(app, std::vector<std::string>(argv + 1, argv + argc));
+    args = with_scenario_files(app, std::vector<std::string>(argv + 1, argv + argc), from_files);
   } catch (const stepcast::Error& e) {
     return report_error(e);
   }
@@ -93,7 +95,7 @@ int main(int argc, char** argv) {
     }
     return kExitUsage;
   } catch (const stepcast::Error& e) {
-    return report_error(e);
+    return report_error(located_in_scenario_file(e, from_files));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "stepcast: error: internal error (a bug): %s\n", e.what());
     return kExitInternal;

@@ -87,7 +87,8 @@ std::vector<std::string> tokens_of(const spec::YamlSetting& s, const CLI::App& s
 }  // namespace
 
 std::vector<std::string> expand_scenario_files(const std::vector<std::string>& args,
-                                               const CLI::App& sub, const OptionCheck& check) {
+                                               const CLI::App& sub, const OptionCheck& check,
+                                               std::vector<spec::YamlSetting>* taken) {
   std::vector<std::string> files, rest, given;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == kConfig && i + 1 < args.size()) {
@@ -105,6 +106,7 @@ std::vector<std::string> expand_scenario_files(const std::vector<std::string>& a
       const std::vector<std::string> tokens = tokens_of(s, sub, check);
       if (std::find(given.begin(), given.end(), s.key) != given.end()) continue;
       given.push_back(s.key);
+      if (taken != nullptr) taken->push_back(s);
       from_files.insert(from_files.end(), tokens.begin(), tokens.end());
     }
   }
@@ -113,6 +115,14 @@ std::vector<std::string> expand_scenario_files(const std::vector<std::string>& a
   if (at != rest.end()) ++at;
   rest.insert(at, from_files.begin(), from_files.end());
   return rest;
+}
+
+Error located_in_scenario_file(const Error& e, const std::vector<spec::YamlSetting>& taken) {
+  if (!e.where().file.empty() || e.field().rfind("--", 0) != 0) return e;
+  for (const spec::YamlSetting& s : taken) {
+    if (e.field() == "--" + s.key) return error_at(s.value_at, s, e.message(), e.hint());
+  }
+  return e;
 }
 
 void save_scenario_file(const CLI::App& sub) {

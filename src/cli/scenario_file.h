@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "spec/yaml_reader.h"
+
 namespace stepcast::cli {
 
 /// Parses one option's tokens alone for the subcommand; throws CLI::ParseError where the option
@@ -28,7 +31,14 @@ using OptionCheck = std::function<void(const std::vector<std::string>& tokens)>;
 /// option (with a did-you-mean), a flag set to other than true or false and a value `check`
 /// rejects; Error(kIo) for a file that cannot be read.
 std::vector<std::string> expand_scenario_files(const std::vector<std::string>& args,
-                                               const CLI::App& sub, const OptionCheck& check);
+                                               const CLI::App& sub, const OptionCheck& check,
+                                               std::vector<spec::YamlSetting>* taken = nullptr);
+
+/// `e` placed at the setting it is about, where that setting came from a scenario file (one of
+/// `taken`, as expand_scenario_files filled it): an option's value that only the run itself
+/// rejects (a malformed --host-dispatch, a --placement without an axis) names its file and line
+/// as the errors of expand_scenario_files do. Otherwise `e` as it is.
+Error located_in_scenario_file(const Error& e, const std::vector<spec::YamlSetting>& taken);
 
 /// Writes the options `sub` was given to the file its --save-config names, if it names one;
 /// throws Error(kIo) where the file cannot be written.

@@ -216,19 +216,19 @@ std::vector<spec::Axis> parse_placement(const std::string& text) {
       if (item != name) continue;
       found = true;
       if (std::find(axes.begin(), axes.end(), axis) != axes.end()) {
-        throw Error(ErrorKind::kInvalidInput, "--placement names \"" + item + "\" twice");
+        throw Error(ErrorKind::kInvalidInput, "names \"" + item + "\" twice").in_field("--placement");
       }
       axes.push_back(axis);
     }
     if (!found) {
-      throw Error(ErrorKind::kInvalidInput, "--placement: unknown axis \"" + item + "\"",
-                  "a comma-separated order of tp, cp, ep, dp, pp, innermost first");
+      throw Error(ErrorKind::kInvalidInput, "unknown axis \"" + item + "\"",
+                  "a comma-separated order of tp, cp, ep, dp, pp, innermost first").in_field("--placement");
     }
   }
   for (spec::Axis required : {spec::Axis::kTp, spec::Axis::kCp, spec::Axis::kDp, spec::Axis::kPp}) {
     if (std::find(axes.begin(), axes.end(), required) == axes.end()) {
-      throw Error(ErrorKind::kInvalidInput, "--placement \"" + text + "\" leaves out an axis",
-                  "name each of tp, cp, dp, pp once (ep optional), e.g. tp,cp,pp,dp");
+      throw Error(ErrorKind::kInvalidInput, "\"" + text + "\" leaves out an axis",
+                  "name each of tp, cp, dp, pp once (ep optional), e.g. tp,cp,pp,dp").in_field("--placement");
     }
   }
   if (std::find(axes.begin(), axes.end(), spec::Axis::kEp) == axes.end()) axes.push_back(spec::Axis::kEp);
@@ -275,7 +275,7 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
     try {
       st.host_dispatch_s = core::parse_quantity(o.host_dispatch, core::Dimension::kTime);
     } catch (const Error& e) {
-      throw Error(ErrorKind::kInvalidInput, "--host-dispatch: " + e.message(), e.hint());
+      throw Error(ErrorKind::kInvalidInput, e.message(), e.hint()).in_field("--host-dispatch");
     }
   }
   if (o.schedule == "gpipe") st.schedule = spec::Schedule::kGpipe;

@@ -618,6 +618,13 @@ TEST(Cli, ScenarioFileErrorsNameTheFileLineAndOptionAndExitOne) {
        "  hint: \"sp\" is a flag\n"},
       {"list.yaml", "tp: [2, 4]\n", "1:5: tp: expected one value, got a list\n  tp: [2, 4]\n      ^\n"},
       {"twice.yaml", "tp: 2\ntp: 4\n", "2:1: duplicate key \"tp\"\n  tp: 4\n  ^\n"},
+      // Values only the run rejects, once the file has been read in, still name their line.
+      {"dispatch.yaml", "tp: 2\nhost-dispatch: 10 parsecs\n",
+       "2:16: host-dispatch: expected a time such as \"1.5 us\", got \"10 parsecs\"\n"
+       "  host-dispatch: 10 parsecs\n                 ^\n  hint: accepted units: ns, us, ms, s\n"},
+      {"placement.yaml", "placement: tp,dp\n",
+       "1:12: placement: \"tp,dp\" leaves out an axis\n  placement: tp,dp\n             ^\n"
+       "  hint: name each of tp, cp, dp, pp once (ep optional), e.g. tp,cp,pp,dp\n"},
   };
   for (const Case& c : cases) {
     const std::string file = testing::TempDir() + c.name;
