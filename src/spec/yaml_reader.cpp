@@ -193,12 +193,18 @@ class MapReader {
       src_.fail(n.Mark(), field(key), e.message(), e.hint());
     }
   }
-  // A quantity that the cost model divides by, so zero is refused.
+  // A quantity that the cost model divides by: zero is refused, and so is anything under one of
+  // its base unit (1 B/s, 1 FLOP/s), which no hardware is and whose quotients overflow
+  // ("1e-320 TB/s" gave an infinite step time that no field was named for).
   double positive_quantity(const std::string& key, Dimension dim) {
     const double v = quantity(key, dim);
     if (v <= 0) {
       src_.fail(value(key).Mark(), field(key),
                 "expected a value above zero, got " + describe(value(key)));
+    }
+    if (v < 1) {
+      src_.fail(value(key).Mark(), field(key),
+                "expected at least " + core::format_quantity(1, dim) + ", got " + describe(value(key)));
     }
     return v;
   }

@@ -419,6 +419,12 @@ TEST(YamlReader, ErrorMessages) {
        "g.yaml:6:16: hbm_bandwidth: expected a value above zero, got \"0 TB/s\"\n"
        "  hbm_bandwidth: \"0 TB/s\"\n"
        "                 ^"},
+      // Not zero, but a denormal whose quotients overflow to an infinite step time.
+      {"bandwidth under a byte per second",
+       [] { read_gpu_yaml("g.yaml", edit(kGpu, "\"3 TB/s\"", "\"1e-320 TB/s\"")); },
+       "g.yaml:6:16: hbm_bandwidth: expected at least 1 B/s, got \"1e-320 TB/s\"\n"
+       "  hbm_bandwidth: \"1e-320 TB/s\"\n"
+       "                 ^"},
       {"unknown GPU preset in a cluster",
        [] { read_cluster_yaml("c.yaml", edit(kCluster, "gpu: h100-sxm", "gpu: h100-sxn")); },
        "c.yaml:2:6: gpu: unknown GPU preset \"h100-sxn\"\n"
