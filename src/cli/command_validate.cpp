@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -17,15 +16,6 @@
 namespace stepcast::cli {
 
 namespace {
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    throw Error(ErrorKind::kIo, "cannot write " + path.string())
-        .with_hint("check that the directory given to --scenarios is writable");
-  }
-}
 
 // Each predicted row as a scenario file that `estimate --config` and `simulate --config` run again
 // (line-N.yaml), beside the row's model (line-N.model.yaml); the cluster named as the row named it,
@@ -45,7 +35,8 @@ void write_scenarios(const std::string& dir, const std::vector<validate::Case>& 
     const std::string stem = "line-" + std::to_string(c.line);
     const std::filesystem::path model = std::filesystem::path(dir) / (stem + ".model.yaml");
     const std::filesystem::path scenario = std::filesystem::path(dir) / (stem + ".yaml");
-    write_text(model, spec::model_yaml(c.scenario.model, fmt::format("# {}, line {}\n", c.source, c.line)));
+    core::write_file(model.string(), spec::model_yaml(c.scenario.model, fmt::format("# {}, line {}\n", c.source, c.line)),
+                     "the model file");
     const validate::RowResult& row = report.rows[i];
     const std::string header = fmt::format(
         "# {}, line {}: {}\n# measured {} {:.6g}, predicted {:.6g}\n"
@@ -53,7 +44,9 @@ void write_scenarios(const std::string& dir, const std::vector<validate::Case>& 
         c.source, c.line, c.model, validate::quantity_name(row.quantity), row.measured,
         row.predicted, command, scenario.string());
     const std::string cluster = c.cluster_given ? cluster_option : c.scenario.cluster.name;
-    write_text(scenario, spec::settings_yaml(scenario_settings(c.scenario, model.string(), cluster), header));
+    core::write_file(scenario.string(),
+                     spec::settings_yaml(scenario_settings(c.scenario, model.string(), cluster), header),
+                     "the scenario file");
   }
 }
 

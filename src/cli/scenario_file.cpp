@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string_view>
 
 #include "cli/result_output.h"
@@ -141,15 +140,10 @@ void save_scenario_file(const CLI::App& sub) {
     }
   }
   const std::string path = save->results().back();
-  std::ofstream out(path, std::ios::binary);
-  out << spec::settings_yaml(
-      settings, fmt::format("# stepcast {}: a scenario file, read back with --config {}\n",
-                            sub.get_name(), path));
-  if (!out) {
-    throw Error(ErrorKind::kIo, "cannot write the scenario file")
-        .at({path, 0, 0})
-        .with_hint("check that the directory exists and is writable");
-  }
+  core::write_file(path,
+                   spec::settings_yaml(settings, fmt::format("# stepcast {}: a scenario file, read back with --config {}\n",
+                                                             sub.get_name(), path)),
+                   "the scenario file");
 }
 
 }  // namespace stepcast::cli

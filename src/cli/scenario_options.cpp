@@ -347,12 +347,7 @@ std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::S
   if (st.dp != s.gpus / (st.tp * st.pp * st.cp)) out.emplace_back("dp", std::to_string(st.dp));
   const spec::Schedule derived = st.vp > 1 ? spec::Schedule::kInterleaved : spec::Schedule::k1F1B;
   if (st.schedule != derived) out.emplace_back("schedule", spec::name(st.schedule));
-  std::string placement;
-  for (const spec::Axis a : st.placement) {
-    if (!placement.empty()) placement += ',';
-    placement += spec::name(a);
-  }
-  out.emplace_back("placement", placement);
+  out.emplace_back("placement", spec::name(st.placement));
   // Flags are written where they differ from leaving them out.
   const std::pair<const char*, bool> flags[] = {
       {"sp", st.sequence_parallel},

@@ -120,4 +120,14 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+void write_file(const std::string& path, std::string_view text, std::string_view what) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw Error(ErrorKind::kIo, "cannot write " + std::string(what))
+        .at({path, 0, 0})
+        .with_hint("check that the directory exists and is writable");
+  }
+}
+
 }  // namespace stepcast::core

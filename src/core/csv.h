@@ -33,4 +33,8 @@ CsvTable read_csv(std::string_view source, std::string_view text);
 /// The whole file; throws Error(kIo) naming the path when it cannot be read.
 std::string read_file(const std::string& path);
 
+/// Writes `text` to the file at `path`; throws Error(kIo) at the path, "cannot write `what`",
+/// when it cannot be written.
+void write_file(const std::string& path, std::string_view text, std::string_view what);
+
 }  // namespace stepcast::core

@@ -74,6 +74,14 @@ const char* name(Axis k) {
   constexpr const char* kNames[] = {"tp", "cp", "ep", "dp", "pp"};
   return kNames[static_cast<int>(k)];
 }
+std::string name(const std::vector<Axis>& placement) {
+  std::string text;
+  for (const Axis a : placement) {
+    if (!text.empty()) text += ',';
+    text += name(a);
+  }
+  return text;
+}
 
 namespace {
 
@@ -577,12 +585,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.optimizer_step", name(st.optimizer_step));
   d.field("strategy.grad_accumulation", name(st.grad_accumulation));
   d.field("strategy.bias_grad_in_gemm", st.bias_grad_in_gemm);
-  std::string placement;
-  for (const Axis a : st.placement) {
-    if (!placement.empty()) placement += ',';
-    placement += name(a);
-  }
-  d.field("strategy.placement", placement.c_str());
+  d.field("strategy.placement", name(st.placement).c_str());
   d.field("gpus", sc.gpus);
   return d.take();
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spec/cluster_spec.h"
 #include "spec/model_spec.h"
@@ -65,5 +66,7 @@ const char* name(GradSync k);
 const char* name(ShardedCollectives k);
 const char* name(GradAccumulation k);
 const char* name(Axis k);
+/// A placement as --placement spells it, innermost first: "tp,cp,ep,dp,pp".
+std::string name(const std::vector<Axis>& placement);
 
 }  // namespace stepcast::spec

@@ -84,14 +84,11 @@ class StepBuilder {
   }
 
  private:
-  // One slot per pipeline transfer: each micro-batch's forward and backward out of each chunk.
-  // Each micro-batch also runs a forward task per op of every layer and at least one backward
-  // task per layer, so a step over the task budget is refused here, before the slots of its
-  // micro-batches are allocated or a graph nearly the budget's size is built.
+  // One slot per pipeline transfer: each micro-batch's forward and backward out of each chunk. A
+  // step over the task budget is refused first, before its slots are allocated or a graph
+  // nearly the budget's size is built.
   std::size_t transfer_slots() const {
-    const std::size_t ops = s_.model.is_moe() ? std::min(dense_.ops.size(), moe_.ops.size()) : dense_.ops.size();
-    budget_.check_room(static_cast<std::size_t>(s_.model.layers) * (ops + 1) *
-                       static_cast<std::size_t>(micro_batches_));
+    budget_.check_step(s_.model.is_moe() ? std::min(dense_.ops.size(), moe_.ops.size()) : dense_.ops.size());
     return 2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_);
   }
 

@@ -38,4 +38,9 @@ void StepBudget::check_room(std::size_t tasks) const {
               "micro-batches (a larger --micro-batch or a smaller --global-batch)");
 }
 
+void StepBudget::check_step(std::size_t ops_per_layer) const {
+  check_room(static_cast<std::size_t>(s_.model.layers) * (ops_per_layer + 1) *
+             static_cast<std::size_t>(s_.strategy.micro_batches()));
+}
+
 }  // namespace stepcast::workload

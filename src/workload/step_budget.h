@@ -21,6 +21,10 @@ class StepBudget {
   std::int64_t to_ns(double seconds);
   /// Throws where a graph of `tasks` tasks may not take one more.
   void check_room(std::size_t tasks) const;
+  /// Throws where the step cannot fit before its graph is built: every micro-batch runs a forward
+  /// task per op of every layer, its layers having at least `ops_per_layer`, and at least one
+  /// backward task per layer.
+  void check_step(std::size_t ops_per_layer) const;
   std::size_t max_tasks() const { return max_tasks_; }
 
  private:

@@ -30,6 +30,16 @@ const char* kNarayananZero3Row =
     "Narayanan2021_SC21_Megatron_Table2,\"GPT-3 174.6B (ZeRO-3, no MP)\",174.6,96,12288,49152,96,96,"
     "51200,2048,A100-SXM4-80GB,dgx-a100-80g,384,1,1,384,,,,1536,4,,,144,,,,yes,\n";
 
+// What reading `text` as v.csv throws, or "no error".
+std::string error_of(const std::string& text) {
+  try {
+    read_table("v.csv", text, {});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(ReadTable, DetectsVtrainSchemaWithAndWithoutParametersColumn) {
   const std::string plain = std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,219.7\n";
   const std::string with_params =
@@ -83,14 +93,6 @@ TEST(ReadTable, RejectsNonNumericCellNamingLineAndColumn) {
 TEST(ReadTable, RejectsACountOfZeroNamingTheColumn) {
   // A parallel degree of 0 (a CP of 0 in the published schema) once divided by zero while the
   // row's defaults were chosen.
-  const auto error_of = [](const std::string& text) {
-    try {
-      read_table("v.csv", text, {});
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,0,2,219.7\n"),
             "v.csv:2: data parallelism: expected a whole number from 1 to 10^9, got \"0\"");
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2.5,2,2,219.7\n"),
@@ -98,14 +100,6 @@ TEST(ReadTable, RejectsACountOfZeroNamingTheColumn) {
 }
 
 TEST(ReadTable, RejectsAMeasurementThatIsNotAboveZeroOrAnMfuAboveOne) {
-  const auto error_of = [](const std::string& text) {
-    try {
-      read_table("v.csv", text, {});
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,-5\n"),
             "v.csv:2: iteration time (ms): expected a measured value above zero, got \"-5\"");
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,\n"),
@@ -118,7 +112,7 @@ TEST(ReadTable, RejectsAMeasurementThatIsNotAboveZeroOrAnMfuAboveOne) {
 }
 
 TEST(ReadTable, RejectsARecomputeOrSequenceParallelCellItDoesNotKnowSayingWhatIsValid) {
-  const auto error_of = [](const std::string& cells) {
+  const auto cell_error = [](const std::string& cells) {
     std::string row = kNarayananZero3Row;
     row.replace(row.find(",1536,4,,,"), 10, ",1536,4," + cells + ",");
     try {
@@ -128,13 +122,13 @@ TEST(ReadTable, RejectsARecomputeOrSequenceParallelCellItDoesNotKnowSayingWhatIs
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error_of(",true"),
+  EXPECT_EQ(cell_error(",true"),
             "p.csv:2: seq_parallel: unknown sequence-parallel value \"true\" | valid: yes, no (or empty: the "
             "source's default)");
-  EXPECT_EQ(error_of("sometimes,"),
+  EXPECT_EQ(cell_error("sometimes,"),
             "p.csv:2: recompute: unknown recompute \"sometimes\" | valid: none, selective, selective (op), "
             "selective (layer), full (or empty: the source's default)");
-  EXPECT_EQ(error_of("full,no"), "no error");
+  EXPECT_EQ(cell_error("full,no"), "no error");
 }
 
 TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
