@@ -9,7 +9,6 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "report/report.h"
-#include "spec/presets.h"
 #include "spec/yaml_writer.h"
 #include "validate/validate.h"
 
@@ -79,7 +78,7 @@ Runner add_validate(CLI::App& app) {
     const std::string text = core::read_file(a->file);
     const validate::Engine engine = a->engine == "sim" ? validate::Engine::kSimulation : validate::Engine::kAnalytic;
     validate::Options options;
-    if (!a->cluster.empty()) options.cluster = spec::load_cluster(a->cluster);  // a bad one is an error
+    if (!a->cluster.empty()) options.cluster = cluster_option(a->cluster);  // a bad one is an error
     const std::vector<validate::Case> cases = validate::read_table(a->file, text, options);
     const validate::Report r = validate::run(cases, engine);
     if (a->json) {

@@ -30,6 +30,18 @@ int sequences_per_step(std::int64_t sequences, const std::string& what) {
               "give a smaller --global-batch, --global-batch-tokens or --micro-batch");
 }
 
+// `load(name)`, with an error that says where it is nowhere else (an unknown preset, a path that
+// is no file) put in `option`, so that one coming from a scenario file is reported at its line.
+template <typename Load>
+auto loaded_for(const char* option, const std::string& name, Load load) {
+  try {
+    return load(name);
+  } catch (Error& e) {
+    if (e.where().file.empty() && e.field().empty()) e.in_field(option);
+    throw;
+  }
+}
+
 // Tokens per sequence when --seq is not given and the model allows as many.
 constexpr int kDefaultSeqLen = 4096;
 
@@ -237,10 +249,14 @@ std::vector<spec::Axis> parse_placement(const std::string& text) {
 
 }  // namespace
 
+spec::ClusterSpec cluster_option(const std::string& name_or_path) {
+  return loaded_for("--cluster", name_or_path, spec::load_cluster);
+}
+
 spec::Scenario build_scenario(const ScenarioOptions& o) {
   spec::Scenario s;
-  s.model = spec::load_model(o.model);
-  s.cluster = spec::load_cluster(o.cluster);
+  s.model = loaded_for("--model", o.model, spec::load_model);
+  s.cluster = cluster_option(o.cluster);
   s.gpus = o.gpus;
   s.strategy = o.strategy;
   spec::Strategy& st = s.strategy;

@@ -39,6 +39,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o);
 /// Throws Error for unknown presets, bad files and impossible strategies.
 spec::Scenario build_scenario(const ScenarioOptions& o);
 
+/// The cluster `--cluster NAME` names; an error that has no place of its own (an unknown preset)
+/// is put in the option, "--cluster: unknown cluster preset ...".
+spec::ClusterSpec cluster_option(const std::string& name_or_path);
+
 /// The options, each as its name without dashes and a value (a flag: "true"), from which
 /// build_scenario builds `s` again, its model and cluster given as `model` and `cluster` (a
 /// preset name or a file): what a scenario file (cli/scenario_file.h) holds to run `s` again.

@@ -24,16 +24,28 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+size_t common_prefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() &&
+         std::tolower(static_cast<unsigned char>(a[n])) ==
+             std::tolower(static_cast<unsigned char>(b[n])))
+    ++n;
+  return n;
+}
+
 }  // namespace
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   const size_t limit = std::max<size_t>(2, word.size() / 3);
   std::string best;
   size_t best_distance = limit + 1;
+  size_t best_prefix = 0;
   for (const std::string& candidate : candidates) {
     const size_t d = edit_distance(word, candidate);
-    if (d < best_distance) {
+    const size_t prefix = common_prefix(word, candidate);
+    if (d < best_distance || (d == best_distance && prefix > best_prefix)) {
       best_distance = d;
+      best_prefix = prefix;
       best = candidate;
     }
   }

@@ -131,6 +131,13 @@ ModelSpec load_model(std::string_view name_or_path) {
   not_a_spec_file(path, "model", "a model .yaml file, a Hugging Face config.json or a directory holding one");
 }
 
+GpuSpec load_gpu(std::string_view name_or_path) {
+  const std::string path(name_or_path);
+  if (is_yaml_path(path)) return read_gpu_yaml(path, core::read_file(path));
+  if (names_a_path(path)) not_a_spec_file(path, "GPU", "a GPU .yaml file");
+  return gpu_preset(name_or_path);
+}
+
 ClusterSpec load_cluster(std::string_view name_or_path) {
   const std::string path(name_or_path);
   if (is_yaml_path(path)) return read_cluster_yaml(path, core::read_file(path));

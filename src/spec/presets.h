@@ -33,6 +33,7 @@ std::string preset_yaml(std::string_view name);
 /// config.json (models only; a .json cluster is an error), anything else is a preset name.
 /// Throws Error(kIo) naming the path when a file cannot be read, and the readers' errors.
 ModelSpec load_model(std::string_view name_or_path);
+GpuSpec load_gpu(std::string_view name_or_path);
 ClusterSpec load_cluster(std::string_view name_or_path);
 
 }  // namespace stepcast::spec

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -84,6 +85,12 @@ std::string format_number(double v) {
 }
 
 // The plain number `n` (at `field`) within [low, high], or (low, high] when low_open.
+// The smallest fraction of a peak rate a GPU file may give: a millionth, 1 GFLOP/s of an H100's
+// BF16 peak, a three-thousandth of the slowest rate measured in data/gpus (0.3% of the B200's peak,
+// its smallest GEMM). The cost model divides by these; a denormal one gave an infinite step time
+// that named no field.
+constexpr double kSmallestRateFraction = 1e-6;
+
 double number_in(const Source& src, const YAML::Node& n, const std::string& field, double low, double high,
                  bool low_open) {
   const std::string s = n.IsScalar() ? n.Scalar() : std::string();
@@ -180,7 +187,7 @@ class MapReader {
     return has(key) ? number(key, low, high, low_open) : fallback;
   }
 
-  double fraction(const std::string& key) { return number(key, 0, 1, true); }
+  double fraction(const std::string& key) { return number(key, kSmallestRateFraction, 1, false); }
   double fraction(const std::string& key, double fallback) {
     return has(key) ? fraction(key) : fallback;
   }
@@ -323,7 +330,7 @@ GpuSpec::GemmGrid gemm_grid_from(MapReader r) {
       const std::string at_n = at_m + "[" + std::to_string(n) + "]";
       require_list(src, grid[m][n], at_n, count);
       for (std::size_t k = 0; k < count; ++k) {
-        g.efficiency.push_back(number_in(src, grid[m][n][k], at_n + "[" + std::to_string(k) + "]", 0, 1, true));
+        g.efficiency.push_back(number_in(src, grid[m][n][k], at_n + "[" + std::to_string(k) + "]", kSmallestRateFraction, 1, false));
       }
     }
   }
@@ -508,18 +515,35 @@ GpuSpec read_gpu_yaml(std::string_view source_name, std::string_view text) {
   });
 }
 
+namespace {
+
+// The GPU a cluster file's `gpu: NAME` names: a preset, or a GPU file (as `stepcast presets show`
+// writes one) whose relative path is taken from the cluster file's directory. An error inside that
+// file is reported there; any other (an unknown preset, a file that cannot be read) at `gpu:`.
+GpuSpec named_gpu(const Source& src, std::string_view cluster_file, const YAML::Node& gpu) {
+  const std::filesystem::path name(gpu.Scalar());
+  const bool file = name.has_parent_path() || name.extension() == ".yaml" || name.extension() == ".yml";
+  const std::filesystem::path path =
+      file && name.is_relative() ? std::filesystem::path(cluster_file).parent_path() / name : name;
+  try {
+    return load_gpu(path.string());
+  } catch (const Error& e) {
+    if (e.where().line > 0) throw;
+    const std::string in_file = e.where().file.empty() ? std::string() : e.where().file + ": ";
+    src.fail(gpu.Mark(), "gpu", in_file + e.message(), e.hint());
+  }
+}
+
+}  // namespace
+
 ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view text) {
-  return read_document(source_name, text, [](const Source& src, const YAML::Node& root) {
+  return read_document(source_name, text, [source_name](const Source& src, const YAML::Node& root) {
     MapReader r(src, root, "");
     ClusterSpec c;
     c.name = r.text("name");
     const YAML::Node gpu = r.value("gpu");
     if (gpu.IsScalar()) {
-      try {
-        c.gpu = gpu_preset(gpu.Scalar());
-      } catch (const Error& e) {
-        src.fail(gpu.Mark(), "gpu", e.message(), e.hint());
-      }
+      c.gpu = named_gpu(src, source_name, gpu);
     } else {
       c.gpu = gpu_from(MapReader(src, gpu, "gpu"));
     }

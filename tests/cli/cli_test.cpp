@@ -49,7 +49,7 @@ TEST(Cli, UnknownPresetExitsOneWithDidYouMean) {
   const Invocation r = stepcast("estimate --model llama3-405b --gpus 8");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output,
-            "stepcast: error: unknown model preset \"llama3-405b\"\n"
+            "stepcast: error: --model: unknown model preset \"llama3-405b\"\n"
             "  hint: did you mean \"llama3.1-405b\"?\n");
 }
 
@@ -493,7 +493,7 @@ TEST(Cli, ValidateTakesAClusterFileAndRejectsAnUnknownClusterOutright) {
             stepcast("validate " + csv + " --json --cluster dgx-a100-80g").output);
   const Invocation r = stepcast("validate " + csv + " --cluster dgx-a100-8g");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.output, "stepcast: error: unknown cluster preset \"dgx-a100-8g\"\n  hint: did you mean \"dgx-a100-80g\"?\n");
+  EXPECT_EQ(r.output, "stepcast: error: --cluster: unknown cluster preset \"dgx-a100-8g\"\n  hint: did you mean \"dgx-a100-80g\"?\n");
 }
 
 // The JSON key of estimate's and simulate's output that holds what a validated row measured.
@@ -625,6 +625,9 @@ TEST(Cli, ScenarioFileErrorsNameTheFileLineAndOptionAndExitOne) {
       {"placement.yaml", "placement: tp,dp\n",
        "1:12: placement: \"tp,dp\" leaves out an axis\n  placement: tp,dp\n             ^\n"
        "  hint: name each of tp, cp, dp, pp once (ep optional), e.g. tp,cp,pp,dp\n"},
+      {"preset.yaml", "gpus: 8\nmodel: llama3-8b\n",
+       "2:8: model: unknown model preset \"llama3-8b\"\n  model: llama3-8b\n         ^\n"
+       "  hint: did you mean \"llama3.1-8b\"?\n"},
   };
   for (const Case& c : cases) {
     const std::string file = testing::TempDir() + c.name;

@@ -291,6 +291,31 @@ TEST_F(LoadFromFiles, ReadsYamlJsonAndPresetNames) {
   EXPECT_EQ(load_cluster("dgx-h100").gpu.name, "h100-sxm");
 }
 
+TEST_F(LoadFromFiles, AClusterFileNamesAGpuFileBesideIt) {
+  std::string gpu = preset_yaml("h100-sxm");
+  gpu.replace(gpu.find("name: h100-sxm"), 14, "name: my-h100");
+  write("my-h100.yaml", gpu);
+  std::string text = preset_yaml("dgx-h100");
+  const size_t at = text.find("gpu: h100-sxm");
+  text.replace(at, 13, "gpu: my-h100.yaml");
+  const std::string cluster = write("mine.yaml", text);
+  EXPECT_EQ(load_cluster(cluster).gpu.name, "my-h100");
+  EXPECT_EQ(load_gpu((dir_ / "my-h100.yaml").string()).peak_bf16_flops, gpu_preset("h100-sxm").peak_bf16_flops);
+
+  // The error of a GPU file that is not there is given at the cluster file's `gpu:`.
+  text.replace(at, 17, "gpu: gone.yaml");
+  const std::string broken = write("broken.yaml", text);
+  EXPECT_EQ(error_of([&] { load_cluster(broken); }),
+            broken + ":7:6: gpu: " + (dir_ / "gone.yaml").string() +
+                ": cannot open for reading: No such file or directory\n"
+                "  gpu: gone.yaml\n"
+                "       ^");
+  // One inside the GPU file is given there.
+  gpu.replace(gpu.find("sm_count: 132"), 13, "sm_count: 0");
+  const std::string bad_gpu = write("my-h100.yaml", gpu);
+  EXPECT_EQ(error_of([&] { load_cluster(cluster); }).rfind(bad_gpu + ":12:11: sm_count:", 0), 0u);
+}
+
 TEST_F(LoadFromFiles, ErrorsNameThePath) {
   const std::string missing = (dir_ / "missing.yaml").string();
   try {

@@ -412,8 +412,16 @@ TEST(YamlReader, ErrorMessages) {
        [] {
          read_gpu_yaml("g.yaml", edit(kGpu, "memory_efficiency: 0.9", "memory_efficiency: 90"));
        },
-       "g.yaml:10:20: memory_efficiency: expected a number in (0, 1], got \"90\"\n"
+       "g.yaml:10:20: memory_efficiency: expected a number in [0.000001, 1], got \"90\"\n"
        "  memory_efficiency: 90\n"
+       "                     ^"},
+      // The cost model divides by it: a denormal one was an infinite step time naming no field.
+      {"efficiency under a millionth",
+       [] {
+         read_gpu_yaml("g.yaml", edit(kGpu, "memory_efficiency: 0.9", "memory_efficiency: 1e-320"));
+       },
+       "g.yaml:10:20: memory_efficiency: expected a number in [0.000001, 1], got \"1e-320\"\n"
+       "  memory_efficiency: 1e-320\n"
        "                     ^"},
       {"zero bandwidth", [] { read_gpu_yaml("g.yaml", edit(kGpu, "\"3 TB/s\"", "\"0 TB/s\"")); },
        "g.yaml:6:16: hbm_bandwidth: expected a value above zero, got \"0 TB/s\"\n"
