@@ -24,19 +24,24 @@ Runner add_simulate(CLI::App& app) {
   auto trace = std::make_shared<std::string>();
   add_result_options(*cmd, *output);
   cmd->add_option("--chrome-trace", *trace, "Write the timeline as Chrome trace events (Perfetto, chrome://tracing)")
+      ->check(kPathToWrite)
       ->group(kOutputGroup);
   return [options, output, trace] {
     const spec::Scenario s = build_scenario(*options);
     const analysis::Simulation sim = analysis::simulate(s);
     if (!trace->empty()) {
+      const Error cannot_write(ErrorKind::kIo, fmt::format("cannot write the Chrome trace to {}", *trace),
+                               "check that the directory exists and is writable, and that its disk is not full");
       std::ofstream out(*trace, std::ios::binary);
-      if (out)
-        report::write_chrome_trace(sim.graph, sim.timeline, out,
-                                   analysis::memory_over_time(sim.graph, sim.timeline));
-      if (!out) {
-        throw Error(ErrorKind::kInvalidInput, fmt::format("cannot write the Chrome trace to {}", *trace),
-                    "check that the directory exists and is writable");
+      if (!out) throw cannot_write;
+      try {
+        report::write_chrome_trace(sim.graph, sim.timeline, out, analysis::memory_over_time(sim.graph, sim.timeline));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kIo) throw;
+        throw cannot_write;  // the writer's stream failed part-way: a full disk
       }
+      out.close();  // a full disk shows only when the last of it is flushed
+      if (!out) throw cannot_write;
     }
     print_result(
         *output, s, [&] { return report::simulation_json(s, sim); },

@@ -19,15 +19,21 @@ namespace {
 // Each predicted row as a scenario file that `estimate --config` and `simulate --config` run again
 // (line-N.yaml), beside the row's model (line-N.model.yaml); the cluster named as the row named it,
 // or as --cluster gave it.
+// The directory --scenarios names, created before the run so that a bad one is refused before
+// a long simulation rather than after.
+void create_scenario_directory(const std::string& dir) {
+  std::error_code failed;
+  std::filesystem::create_directories(dir, failed);
+  if (failed || !std::filesystem::is_directory(dir, failed)) {
+    throw Error(ErrorKind::kIo, "cannot create the directory " + dir + ": " +
+                                    (failed ? failed.message() : std::string("a file of that name is in the way")))
+        .with_hint("give --scenarios a directory that can be created or written");
+  }
+}
+
 void write_scenarios(const std::string& dir, const std::vector<validate::Case>& cases,
                      const validate::Report& report, const std::string& cluster_option,
                      const std::string& command) {
-  std::error_code failed;
-  std::filesystem::create_directories(dir, failed);
-  if (failed) {
-    throw Error(ErrorKind::kIo, "cannot create the directory " + dir + ": " + failed.message())
-        .with_hint("give --scenarios a directory that can be created or written");
-  }
   for (size_t i = 0; i < cases.size(); ++i) {
     const validate::Case& c = cases[i];
     if (!c.reason.empty()) continue;
@@ -73,13 +79,15 @@ Runner add_validate(CLI::App& app) {
                   "Also write each predicted row to DIR as a scenario file, line-N.yaml, that "
                   "estimate --config and simulate --config run again (its model beside it, "
                   "line-N.model.yaml)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(kPathToWrite);
   return [a] {
     const std::string text = core::read_file(a->file);
     const validate::Engine engine = a->engine == "sim" ? validate::Engine::kSimulation : validate::Engine::kAnalytic;
     validate::Options options;
     if (!a->cluster.empty()) options.cluster = cluster_option(a->cluster);  // a bad one is an error
     const std::vector<validate::Case> cases = validate::read_table(a->file, text, options);
+    if (!a->scenarios.empty()) create_scenario_directory(a->scenarios);
     const validate::Report r = validate::run(cases, engine);
     if (a->json) {
       fmt::print("{}\n", report::validation_json(r).dump(2));

@@ -17,6 +17,12 @@ enum ExitCode : int {
 
 using Runner = std::function<int()>;
 
+/// For an option naming a file or directory to write: an empty name (`--chrome-trace ""`) is a
+/// usage error, not a silent "write nothing".
+inline const CLI::Validator kPathToWrite(
+    [](const std::string& path) { return path.empty() ? std::string("expected a path, got an empty one") : std::string(); },
+    "PATH");
+
 Runner add_estimate(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_validate(CLI::App& app);

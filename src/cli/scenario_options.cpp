@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "cli/commands.h"
 #include "cli/result_output.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -57,6 +58,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--save-config", "After the run, write the options it was given (command line and "
                                   "--config files) to a scenario file")
       ->type_name("FILE")
+      ->check(kPathToWrite)
       ->group(kOutputGroup);
   cmd.add_option("--model", o.model, "Model preset, YAML file, Hugging Face config.json or a directory holding one")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "Cluster preset or YAML file")->capture_default_str();

@@ -123,10 +123,11 @@ std::string read_file(const std::string& path) {
 void write_file(const std::string& path, std::string_view text, std::string_view what) {
   std::ofstream out(path, std::ios::binary);
   out << text;
+  out.close();  // a full disk shows only when the buffer is flushed (/dev/full)
   if (!out) {
     throw Error(ErrorKind::kIo, "cannot write " + std::string(what))
         .at({path, 0, 0})
-        .with_hint("check that the directory exists and is writable");
+        .with_hint("check that the directory exists and is writable, and that its disk is not full");
   }
 }
 

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,7 +74,9 @@ std::string nlohmann_description(const std::string& what) {
 
 // Byte offset of the top-level key `"key":` in already-validated JSON text, or npos. Nested
 // objects are skipped so that a key inside e.g. rope_scaling is not mistaken for a top-level one.
+// A key given twice is the last one, whose value the parser keeps (as Python's json does).
 size_t top_level_key_offset(std::string_view text, std::string_view key) {
+  size_t last = std::string_view::npos;
   int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -87,10 +91,10 @@ size_t top_level_key_offset(std::string_view text, std::string_view key) {
       }
       if (depth != 1 || text.substr(start + 1, i - start - 1) != key) continue;
       const size_t after = text.find_first_not_of(" \t\r\n", i + 1);
-      if (after != std::string_view::npos && text[after] == ':') return start;
+      if (after != std::string_view::npos && text[after] == ':') last = start;
     }
   }
-  return std::string_view::npos;
+  return last;
 }
 
 std::string describe(const json& value) {
@@ -391,12 +395,13 @@ ModelSpec read_qwen2_moe(const Fields& f) {
   // dense ones, every decoder_sparse_step-th.
   const int step = f.optional_int("decoder_sparse_step", 1);
   m.moe.layer_interval = step;
-  m.moe.dense_layers = (leading_dense + step) / step * step - 1;
-  if (m.moe.dense_layers >= m.layers) {
+  const std::int64_t dense = (std::int64_t{leading_dense} + step) / step * step - 1;  // wide: step may be 2^31 - 1
+  if (dense >= m.layers) {
     f.fail(ErrorKind::kInvalidInput, "decoder_sparse_step",
            "decoder_sparse_step " + std::to_string(step) + " leaves no MoE layer among the " +
                std::to_string(m.layers) + " layers");
   }
+  m.moe.dense_layers = static_cast<int>(dense);
   return m;
 }
 
@@ -408,7 +413,9 @@ ModelSpec read_deepseek(const Fields& f) {
   ModelSpec m = read_llama_like(f);
   m.kv_heads = m.heads;
   m.mla.qk_rope_head_dim = f.required_int("qk_rope_head_dim");
-  m.head_dim = f.required_int("qk_nope_head_dim") + m.mla.qk_rope_head_dim;
+  // Summed wide: two ints of up to 2^31 - 1 (a typing slip) must not wrap to a small head.
+  const std::int64_t head_dim = std::int64_t{f.required_int("qk_nope_head_dim")} + m.mla.qk_rope_head_dim;
+  m.head_dim = static_cast<int>(std::min<std::int64_t>(head_dim, std::numeric_limits<int>::max()));
   m.mla.q_lora_rank = f.optional_int("q_lora_rank", 0);
   m.mla.kv_lora_rank = f.required_int("kv_lora_rank");
   m.mla.v_head_dim = f.required_int("v_head_dim");
@@ -491,6 +498,12 @@ ModelSpec read_gpt_oss(const Fields& f) {
   ModelSpec m = read_mixtral(f);
   m.bias = f.optional_bool("attention_bias", false);
   if (!read_layer_types(f, m)) m.local_layers = m.attention_window > 0 ? (m.layers + 1) / 2 : 0;
+  if (m.local_layers > 0 && m.attention_window == 0) {
+    f.fail(ErrorKind::kInvalidInput, "sliding_window",
+           "layer_types makes " + std::to_string(m.local_layers) + " of the " + std::to_string(m.layers) +
+               " layers sliding_attention, but sliding_window is unset",
+           "give sliding_window, the positions each of those layers attends to (gpt-oss: 128)");
+  }
   return m;
 }
 
@@ -579,6 +592,48 @@ struct HeadKeys {
 };
 constexpr HeadKeys kGpt2Keys = {"n_head", "n_embd", "n_head"};
 constexpr HeadKeys kHeadKeys = {"num_attention_heads", "hidden_size", "num_key_value_heads"};
+
+// The keys of a config that give each model field (ModelLimitExceeded::key), the first present
+// being the one located; a field derived from others (DeepSeek's head_dim) names the first.
+struct HfKeys {
+  const char* field;
+  std::initializer_list<const char*> keys;
+};
+const HfKeys kHfKeys[] = {
+    {"layers", {"num_hidden_layers", "n_layer"}},
+    {"hidden", {"hidden_size", "n_embd"}},
+    {"ffn", {"intermediate_size", "intermediate_size_mlp", "n_inner"}},
+    {"heads", {"num_attention_heads", "n_head"}},
+    {"kv_heads", {"num_key_value_heads"}},
+    {"head_dim", {"head_dim", "qk_nope_head_dim"}},
+    {"vocab", {"vocab_size"}},
+    {"max_seq", {"max_position_embeddings", "n_positions"}},
+    {"attention_window", {"sliding_window", "attention_chunk_size"}},
+    {"moe.experts", {"num_local_experts", "num_experts", "n_routed_experts"}},
+    {"moe.top_k", {"num_experts_per_tok"}},
+    {"moe.expert_ffn", {"moe_intermediate_size", "intermediate_size"}},
+    {"moe.shared_experts", {"n_shared_experts", "shared_expert_intermediate_size"}},
+    {"mla.q_lora_rank", {"q_lora_rank"}},
+    {"mla.kv_lora_rank", {"kv_lora_rank"}},
+    {"mla.qk_rope_head_dim", {"qk_rope_head_dim"}},
+    {"mla.v_head_dim", {"v_head_dim"}}};
+
+// Refuses a model field above the most stepcast takes, at the config key that gave it.
+void check_limits(const Fields& f, const ModelSpec& m) {
+  for (const ModelLimitExceeded& over : model_limits_exceeded(m)) {
+    for (const HfKeys& entry : kHfKeys) {
+      if (std::string_view(entry.field) != over.key) continue;
+      const char* key = *entry.keys.begin();
+      for (const char* candidate : entry.keys) {
+        if (f.has(candidate)) {
+          key = candidate;
+          break;
+        }
+      }
+      f.fail(ErrorKind::kInvalidInput, key, over.message());
+    }
+  }
+}
 
 // Checks the head counts the rest of stepcast divides by.
 void check_heads(const Fields& f, const ModelSpec& m, const HeadKeys& keys) {
@@ -699,6 +754,7 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
     f.fail(ErrorKind::kInvalidInput, "model_type", "\"" + *type + "\" is not one of " + supported,
            close.empty() ? std::string() : "did you mean \"" + close + "\"?");
   }
+  check_limits(language ? *language : f, m);
   check_heads(language ? *language : f, m, *type == "gpt2" ? kGpt2Keys : kHeadKeys);
   m.name = model_name(f, source_name);
   return m;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace stepcast::spec {
 
@@ -92,5 +93,18 @@ struct ModelSpec {
   // Width of a value head, and of the attention output per head.
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }
 };
+
+/// A count or width of a model above the most stepcast takes: far above any model trained, and
+/// low enough that no count, nor the product of two widths, overflows the model's arithmetic.
+struct ModelLimitExceeded {
+  const char* key;  // as a model YAML file spells it: "hidden", "moe.experts"
+  int value;
+  int limit;
+  /// "the model's experts is 2147483647, more than the 65536 stepcast takes"
+  std::string message() const;
+};
+
+/// The fields of `m` above their limits, in the order of the YAML schema.
+std::vector<ModelLimitExceeded> model_limits_exceeded(const ModelSpec& m);
 
 }  // namespace stepcast::spec

@@ -129,7 +129,7 @@ class Checker {
     }
     check_batch();
     check_sequence();
-    if (degrees_ok_) check_experts();
+    if (degrees_ok_ && model_ok_) check_experts();  // lists the divisors of the experts: bounded first
     check_zero_and_cluster();
     check_precision();
     check_tp_backward_sms();
@@ -170,33 +170,8 @@ class Checker {
       problem("the model has " + str(value) + " " + name + "; it needs at least 1");
       model_ok_ = false;
     }
-    // Far above any model trained (Megatron's 1T GPT: hidden 25,600, 128 layers; DeepSeek-V3:
-    // 256 experts; vocabularies of 256K), and low enough that no count, nor the product of two
-    // widths, overflows the model's arithmetic: a value beyond these is a typing slip, and would
-    // otherwise come out as a step of years or a negative size.
-    constexpr int kMaxWidth = 1 << 20, kMaxCount = 1 << 16;
-    const std::tuple<const char*, int, int> bounded[] = {
-        {"layers", m_.layers, kMaxCount},
-        {"hidden", m_.hidden, kMaxWidth},
-        {"ffn", m_.ffn, kMaxWidth},
-        {"heads", m_.heads, kMaxCount},
-        {"kv_heads", m_.kv_heads, kMaxCount},
-        {"head_dim", m_.head_dim, kMaxCount},
-        {"vocab", m_.vocab, 1 << 24},
-        {"max_seq", m_.max_seq, 1 << 30},
-        {"attention_window", m_.attention_window, 1 << 30},
-        {"experts", m_.moe.experts, kMaxCount},
-        {"top_k", m_.moe.top_k, kMaxCount},
-        {"expert_ffn", m_.moe.expert_ffn, kMaxWidth},
-        {"shared_experts", m_.moe.shared_experts, kMaxCount},
-        {"q_lora_rank", m_.mla.q_lora_rank, kMaxWidth},
-        {"kv_lora_rank", m_.mla.kv_lora_rank, kMaxWidth},
-        {"qk_rope_head_dim", m_.mla.qk_rope_head_dim, kMaxCount},
-        {"v_head_dim", m_.mla.v_head_dim, kMaxCount}};
-    for (const auto& [name, value, most] : bounded) {
-      if (value <= most) continue;
-      problem("the model's " + std::string(name) + " is " + str(value) + ", more than the " + str(most) +
-              " stepcast takes");
+    for (const ModelLimitExceeded& over : model_limits_exceeded(m_)) {
+      problem(over.message());
       model_ok_ = false;
     }
   }

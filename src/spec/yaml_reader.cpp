@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <initializer_list>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -140,8 +141,10 @@ class MapReader {
     note_known(key);
     const Entry* e = find(key);
     if (e == nullptr) {
-      // A misspelt required key is reported as the typo it is, not as a missing key.
+      // A misspelt required key is reported as the typo it is, not as a missing key; a key read
+      // already, or to be read later, is no typo ("moe" beside a missing "mlp").
       for (const Entry& other : entries_) {
+        if (is_known(other.key) || std::find(later_.begin(), later_.end(), other.key) != later_.end()) continue;
         if (!core::closest_match(other.key, {key}).empty()) {
           src_.fail(other.key_mark, path_, "unknown key \"" + other.key + "\"",
                     core::suggestion(other.key, {key}));
@@ -151,6 +154,9 @@ class MapReader {
     }
     return e->value;
   }
+
+  // Keys this map may hold that are read after its required ones.
+  void read_later(std::initializer_list<const char*> keys) { later_.insert(later_.end(), keys.begin(), keys.end()); }
 
   const YAML::Mark& key_mark(const std::string& key) const { return find(key)->key_mark; }
 
@@ -267,6 +273,9 @@ class MapReader {
   }
 
   // The keys asked for, each once (an optional key is asked for by has() and then read).
+  bool is_known(const std::string& key) const {
+    return std::find(known_.begin(), known_.end(), key) != known_.end();
+  }
   void note_known(const std::string& key) {
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
   }
@@ -276,6 +285,7 @@ class MapReader {
   std::string path_;
   std::vector<Entry> entries_;
   std::vector<std::string> known_;
+  std::vector<std::string> later_;
 };
 
 // Parses `text` and runs `read` on its root, turning every yaml-cpp exception into an Error at
@@ -452,6 +462,7 @@ MlaSpec mla_from(MapReader r, const ModelSpec& m) {
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
   return read_document(source_name, text, [](const Source& src, const YAML::Node& root) {
     MapReader r(src, root, "");
+    r.read_later({"moe", "mla"});
     ModelSpec m;
     m.name = r.text("name");
     m.layers = r.count("layers", 1);
@@ -505,6 +516,12 @@ ModelSpec read_model_yaml(std::string_view source_name, std::string_view text) {
       }
     }
     r.reject_unknown_keys();
+    for (const ModelLimitExceeded& over : model_limits_exceeded(m)) {
+      const std::string key(over.key);
+      const size_t dot = key.find('.');
+      const YAML::Node at = dot == std::string::npos ? r.value(key) : r.value(key.substr(0, dot))[key.substr(dot + 1)];
+      src.fail(at.Mark(), key, over.message());
+    }
     return m;
   });
 }
@@ -525,6 +542,11 @@ GpuSpec named_gpu(const Source& src, std::string_view cluster_file, const YAML::
   const bool file = name.has_parent_path() || name.extension() == ".yaml" || name.extension() == ".yml";
   const std::filesystem::path path =
       file && name.is_relative() ? std::filesystem::path(cluster_file).parent_path() / name : name;
+  std::error_code ignored;
+  if (file && std::filesystem::equivalent(path, cluster_file, ignored)) {
+    src.fail(gpu.Mark(), "gpu", path.string() + " is this cluster file itself",
+             "name a GPU file (stepcast presets show h100-sxm > my-gpu.yaml writes one) or a GPU preset");
+  }
   try {
     return load_gpu(path.string());
   } catch (const Error& e) {

@@ -421,7 +421,8 @@ bool runs(const spec::Scenario& s) {
 // GPUs left after TP and whose memory fits.
 int default_pipeline(spec::Scenario s) {
   const int gpus_per_tp = s.gpus / s.strategy.tp;
-  for (int pp = 1; pp <= s.model.layers; ++pp) {
+  // A depth divides both, so none is above the smaller (a row of 10^9 layers took 2 s to refuse).
+  for (int pp = 1; pp <= std::min(s.model.layers, gpus_per_tp); ++pp) {
     if (s.model.layers % pp != 0 || gpus_per_tp % pp != 0) continue;
     s.strategy.pp = pp;
     s.strategy.dp = 0;
@@ -431,9 +432,13 @@ int default_pipeline(spec::Scenario s) {
   return 1;
 }
 
+// The row's DP degree, or the one its GPUs leave; at least 1, for the defaults picked before the
+// scenario is validated divide by it (degrees that leave no GPU are refused there, with the reason).
 int data_parallel(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  return st.dp > 0 ? st.dp : s.gpus / (st.tp * st.pp * st.cp);
+  if (st.dp > 0) return st.dp;
+  const double model_parallel = static_cast<double>(st.tp) * st.pp * st.cp;  // up to 10^27
+  return std::max(1, static_cast<int>(s.gpus / model_parallel));
 }
 
 // The micro-batch where the row does not say: 1, or, where the software has no fallback for the
@@ -555,7 +560,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   } else if (script) {
     st.micro_batch = script->micro_batch;
   } else if (sw.micro_batches_equal_pp && st.pp > 1) {
-    st.micro_batch = std::max(1, st.global_batch / (data_parallel(s) * st.pp));
+    st.micro_batch = std::max(1, static_cast<int>(st.global_batch / (static_cast<double>(data_parallel(s)) * st.pp)));
   } else {
     st.micro_batch = default_micro_batch(s, sw);  // documented in the README
   }

@@ -68,13 +68,14 @@ RowResult predict(const Case& c, Engine engine) {
   analytic::Estimate e;
   try {
     e = engine == Engine::kAnalytic ? analytic::estimate(c.scenario) : analysis::simulate_metrics(c.scenario);
-  } catch (const Error& unsupported) {
-    // A valid row the engine cannot run (a step too large to simulate) is listed with the reason.
-    if (unsupported.kind() != ErrorKind::kUnsupported) throw;
-    r.reason = unsupported.message();
+    analytic::require_finite(e);
+  } catch (const Error& cannot) {
+    // A row the engine cannot run (a step too large to simulate, or so far out of range that it
+    // would take years) is listed with the reason, as the others are; only a bug stops the run.
+    if (cannot.kind() == ErrorKind::kInternal) throw;
+    r.reason = cannot.message();
     return r;
   }
-  analytic::require_finite(e);
   r.predicted = predicted_value(c, e);
   r.error = (r.predicted - r.measured) / r.measured;
   r.memory_bytes = e.memory.total_bytes;

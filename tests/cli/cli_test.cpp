@@ -467,6 +467,18 @@ TEST(Cli, SimulateToAnUnwritableTraceExitsOne) {
   EXPECT_NE(r.output.find("cannot write the Chrome trace to /nonexistent/t.json"), std::string::npos);
 }
 
+TEST(Cli, AFullDiskIsAnErrorNamingTheFileNotASilentSuccess) {
+  // /dev/full opens, and fails each write with ENOSPC: seen only when the stream is flushed.
+  const Invocation trace = stepcast(std::string("simulate ") + kSmallPipeline + " --chrome-trace /dev/full");
+  EXPECT_EQ(trace.exit_code, 1);
+  EXPECT_NE(trace.output.find("stepcast: error: cannot write the Chrome trace to /dev/full\n"), std::string::npos)
+      << trace.output;
+  const Invocation config = stepcast("estimate --save-config /dev/full");
+  EXPECT_EQ(config.exit_code, 1);
+  EXPECT_NE(config.output.find("stepcast: error: /dev/full: cannot write the scenario file\n"), std::string::npos)
+      << config.output;
+}
+
 TEST(Cli, ValidateRunsThroughTheSimulatorOnRequest) {
   // The header and the first four rows of the published table (Narayanan Table 1).
   std::ifstream in(std::string(STEPCAST_SHARED_DIR) + "/validation/published_runs.csv");
@@ -538,12 +550,25 @@ TEST(Cli, ValidateWritesEachRowAsAScenarioThatRunsAgainToTheSamePrediction) {
   EXPECT_EQ(rows, 12);
 }
 
-TEST(Cli, ValidateToADirectoryItCannotCreateExitsOne) {
+TEST(Cli, ValidateToADirectoryItCannotCreateExitsOneBeforeTheRun) {
   const std::string csv = std::string(STEPCAST_SOURCE_DIR) + "/data/validation/korthikanti_2022_a100.csv";
   const Invocation r = stepcast("validate " + csv + " --scenarios /proc/stepcast-scenarios");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("stepcast: error: cannot create the directory /proc/stepcast-scenarios"), std::string::npos)
+  // Refused before the rows are predicted (a simulation may take long): no report is printed.
+  EXPECT_EQ(r.output.rfind("stepcast: error: cannot create the directory /proc/stepcast-scenarios", 0), 0u)
       << r.output;
+  const Invocation file = stepcast("validate " + csv + " --scenarios /dev/null");
+  EXPECT_EQ(file.exit_code, 1);
+  EXPECT_EQ(file.output.rfind("stepcast: error: cannot create the directory /dev/null: Not a directory", 0), 0u)
+      << file.output;
+}
+
+TEST(Cli, AnEmptyPathToWriteIsAUsageError) {
+  EXPECT_EQ(stepcast("validate x.csv --scenarios \"\"").exit_code, 2);
+  EXPECT_EQ(stepcast("simulate --chrome-trace \"\"").exit_code, 2);
+  const Invocation r = stepcast("estimate --save-config \"\"");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--save-config: expected a path, got an empty one"), std::string::npos) << r.output;
 }
 
 TEST(Cli, ValidateListsARowTooLargeToSimulateWithItsReason) {

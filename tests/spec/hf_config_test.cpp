@@ -1245,6 +1245,62 @@ INSTANTIATE_TEST_SUITE_P(
             "   \"layer_types\": [\"linear_attention\"]}\n"
             "   ^",
             "supported: full_attention, sliding_attention"},
+        // The parser keeps the last of a key given twice; its line is the one to name.
+        ErrorCase{"KeyGivenTwiceIsReportedAtTheValueKept",
+                  "{\"model_type\": \"llama\", \"num_hidden_layers\": 2,\n \"hidden_size\": 64,\n"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                  " \"num_hidden_layers\": -4}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:4:2: num_hidden_layers: expected an integer >= 1, got -4\n"
+                  "   \"num_hidden_layers\": -4}\n"
+                  "   ^",
+                  ""},
+        // Limits are refused at the key that gave the field, in the file's own names.
+        ErrorCase{"HiddenBeyondWhatStepcastTakes",
+                  "{\"model_type\": \"llama\", \"num_hidden_layers\": 2,\n \"hidden_size\": 2097152,\n"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: hidden_size: the model's hidden is 2097152, more than the 1048576 "
+                  "stepcast takes\n"
+                  "   \"hidden_size\": 2097152,\n"
+                  "   ^",
+                  ""},
+        // qk_nope_head_dim + qk_rope_head_dim once wrapped to a negative head width, then ignored.
+        ErrorCase{"DeepSeekHeadWidthsSummingBeyondAnInt",
+                  "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                  " \"qk_nope_head_dim\": 2147483600,\n \"qk_rope_head_dim\": 100, \"kv_lora_rank\": 8, "
+                  "\"v_head_dim\": 16, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2,"
+                  " \"moe_intermediate_size\": 32, \"n_shared_experts\": 1, \"first_k_dense_replace\": 0}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: qk_nope_head_dim: the model's head_dim is 2147483647, more than the "
+                  "65536 stepcast takes\n"
+                  "   \"qk_nope_head_dim\": 2147483600,\n"
+                  "   ^",
+                  ""},
+        // (leading dense layers + step) once wrapped, leaving a negative count of dense layers.
+        ErrorCase{"QwenMoeSparseStepOfAnIntsLargest",
+                  "{\"model_type\": \"qwen2_moe\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+                  " \"num_experts\": 4, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32,\n"
+                  " \"decoder_sparse_step\": 2147483647, \"mlp_only_layers\": [0, 1]}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: decoder_sparse_step: decoder_sparse_step 2147483647 leaves no MoE "
+                  "layer among the 4 layers\n"
+                  "   \"decoder_sparse_step\": 2147483647, \"mlp_only_layers\": [0, 1]}\n"
+                  "   ^",
+                  ""},
+        ErrorCase{"GptOssSlidingLayersWithoutAWindow",
+                  "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+                  " \"num_local_experts\": 4, \"num_experts_per_tok\": 2,\n"
+                  " \"sliding_window\": null, \"layer_types\": [\"sliding_attention\", \"full_attention\"]}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: sliding_window: layer_types makes 1 of the 2 layers "
+                  "sliding_attention, but sliding_window is unset\n"
+                  "   \"sliding_window\": null, \"layer_types\": [\"sliding_attention\", \"full_attention\"]}\n"
+                  "   ^",
+                  "give sliding_window, the positions each of those layers attends to (gpt-oss: 128)"},
         ErrorCase{"QwenSlidingWindowOnUpperLayers",
                   "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, \"hidden_size\": 64,\n"
                   " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,\n"

@@ -310,6 +310,11 @@ TEST_F(LoadFromFiles, AClusterFileNamesAGpuFileBesideIt) {
                 ": cannot open for reading: No such file or directory\n"
                 "  gpu: gone.yaml\n"
                 "       ^");
+  // A cluster file naming itself as its GPU is told so.
+  text.replace(text.find("gpu: gone.yaml"), 14, "gpu: broken.yaml");
+  write("broken.yaml", text);
+  EXPECT_EQ(error_of([&] { load_cluster(broken); }).rfind(broken + ":7:6: gpu: " + broken + " is this cluster file itself\n", 0),
+            0u);
   // One inside the GPU file is given there.
   gpu.replace(gpu.find("sm_count: 132"), 13, "sm_count: 0");
   const std::string bad_gpu = write("my-h100.yaml", gpu);

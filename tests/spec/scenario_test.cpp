@@ -319,6 +319,13 @@ INSTANTIATE_TEST_SUITE_P(
                     s.model.moe = {.experts = 2147483647, .top_k = 2, .expert_ffn = 14336};
                   },
                   "the model's experts is 2147483647, more than the 65536 stepcast takes"},
+        // With ep > 1 their divisors were listed as valid ep, counting to 2^31 - 1: a SIGFPE.
+        Violation{"ExpertParallelOverExpertsBeyondWhatTheArithmeticHolds", false,
+                  [](Scenario& s) {
+                    s.model.moe = {.experts = 2147483647, .top_k = 2, .expert_ffn = 14336};
+                    s.strategy.ep = 2;
+                  },
+                  "the model's experts is 2147483647, more than the 65536 stepcast takes"},
         Violation{"VirtualStagesWithGpipe", false,
                   [](Scenario& s) {
                     s.strategy.vp = 2;

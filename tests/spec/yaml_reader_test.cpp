@@ -327,6 +327,29 @@ TEST(YamlReader, ErrorMessages) {
        "m.yaml:3:9: hidden: expected a whole number from 1 to 2147483647, got \"99999999999\"\n"
        "  hidden: 99999999999\n"
        "          ^"},
+      // A count the arithmetic holds but no model has, refused at its line.
+      {"a count beyond what stepcast takes",
+       [] { read_model_yaml("m.yaml", edit(kModel, "hidden: 64", "hidden: 2097152")); },
+       "m.yaml:3:9: hidden: the model's hidden is 2097152, more than the 1048576 stepcast takes\n"
+       "  hidden: 2097152\n"
+       "          ^"},
+      {"experts beyond what stepcast takes",
+       [] {
+         read_model_yaml("m.yaml", std::string(kModel) +
+                                       "moe:\n  experts: 2147483647\n  top_k: 2\n  expert_ffn: 64\n");
+       },
+       "m.yaml:14:12: moe.experts: the model's experts is 2147483647, more than the 65536 stepcast takes\n"
+       "    experts: 2147483647\n"
+       "             ^"},
+      // "moe" is one edit from "mlp", but a key of the schema, not a misspelt "mlp".
+      {"missing mlp beside a moe block",
+       [] {
+         read_model_yaml("m.yaml", edit(kModel, "mlp: swiglu\n", "") +
+                                       "moe:\n  experts: 4\n  top_k: 2\n  expert_ffn: 64\n");
+       },
+       "m.yaml:1:1: missing required key \"mlp\"\n"
+       "  name: tiny\n"
+       "  ^"},
       {"missing required key", [] { read_model_yaml("m.yaml", edit(kModel, "vocab: 100\n", "")); },
        "m.yaml:1:1: missing required key \"vocab\"\n"
        "  name: tiny\n"

@@ -142,6 +142,39 @@ TEST(ReadTable, ListsImpossibleRowWithItsReasonInsteadOfDroppingIt) {
   EXPECT_EQ(r.overall.predicted, 0);
 }
 
+TEST(ReadTable, ARowWhoseDegreesLeaveNoDataParallelRankIsListedWithItsReasonNotADivideByZero) {
+  // Without a dp cell the defaults (the micro-batch here) are derived from the GPUs tp x pp
+  // leaves: none at 2 GPUs, and tp x pp overflows an int at 65536 x 65536. Both crashed once.
+  const std::string first = std::string(kPublishedHeader) +
+                            "torchtitan x,Llama 3 8B,8,32,4096,14336,32,8,128256,8192,H100,dgx-h100,2,2,2,,,,,16,,"
+                            "none,no,,,,1.0,yes,\n";
+  const std::vector<Case> few = read_table("v.csv", first, {});
+  ASSERT_EQ(few.size(), 1u);
+  EXPECT_EQ(few[0].reason,
+            "tp 2 x pp 2 x cp 1 is more than --gpus 2; one data-parallel replica needs tp x pp x cp GPUs");
+  const std::string second = std::string(kPublishedHeader) +
+                             "x,GPT-1.7B,1.7,24,2304,9216,24,24,51200,2048,A100,dgx-a100-80g,8,65536,65536,,,,,"
+                             "512,,full,,137,,,,yes,\n";
+  const std::vector<Case> huge = read_table("v.csv", second, {});
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_NE(huge[0].reason.find("tp 65536 x pp 65536 x cp 1 is more than --gpus 8"), std::string::npos)
+      << huge[0].reason;
+}
+
+TEST(Run, ARowWhoseStepWouldTakeYearsIsListedWithTheReasonAndTheOthersArePredicted) {
+  // A sequence of 10^9 tokens: valid, but the step is 1.6e11 s. It once stopped the whole run.
+  const std::string text = std::string(kVtrainHeader) + "2,16,8,1024,16,24,1024,1,1,2,372.16\n" +
+                           "8,32,4,1024,16,24,1000000000,2,2,2,219.73\n";
+  for (Engine engine : {Engine::kAnalytic, Engine::kSimulation}) {
+    const Report r = run(read_table("v.csv", text, {}), engine);
+    ASSERT_EQ(r.rows.size(), 2u);
+    EXPECT_TRUE(r.rows[0].reason.empty());
+    EXPECT_NE(r.rows[1].reason.find("an input is far out of range"), std::string::npos)
+        << r.rows[1].reason;
+    EXPECT_EQ(r.overall.predicted, 1);
+  }
+}
+
 TEST(ReadTable, ARowNamingAnUnknownClusterIsListedWithADidYouMeanAndKeepsItsMeasurement) {
   std::string row = kNarayananZero3Row;
   row.replace(row.find("dgx-a100-80g"), 12, "dgx-a100-8g");
