@@ -17,15 +17,16 @@ namespace {
 
 using stepcast::cli::Runner;
 
-// Registers every subcommand on `app`; `runners`, where given, receives each one's runner.
-void add_commands(CLI::App& app, std::map<CLI::App*, Runner>* runners) {
+// Registers every subcommand on `app`; `runners` receives each one's runner, which owns the
+// variables its options parse into.
+void add_commands(CLI::App& app, std::map<CLI::App*, Runner>& runners) {
   app.require_subcommand(1);
   for (Runner (*adder)(CLI::App&) :
        {stepcast::cli::add_estimate, stepcast::cli::add_simulate, stepcast::cli::add_validate,
         stepcast::cli::add_presets}) {
     const size_t before = app.get_subcommands({}).size();
     Runner r = adder(app);
-    if (runners != nullptr) (*runners)[app.get_subcommands({})[before]] = std::move(r);
+    runners[app.get_subcommands({})[before]] = std::move(r);
   }
 }
 
@@ -42,7 +43,9 @@ std::vector<std::string> with_scenario_files(const CLI::App& app, std::vector<st
     if (sub->get_option_no_throw("--config") == nullptr) return args;
     const auto check = [&](const std::vector<std::string>& tokens) {
       CLI::App fresh;
-      add_commands(fresh, nullptr);
+      // The runners own the variables the options parse into: kept until the parse is done.
+      std::map<CLI::App*, Runner> owners;
+      add_commands(fresh, owners);
       std::vector<std::string> reversed(tokens.rbegin(), tokens.rend());
       reversed.push_back(sub->get_name());
       fresh.parse(reversed);
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
   using namespace stepcast::cli;
   CLI::App app{"stepcast: forecast, explain and optimise distributed LLM training"};
   std::map<CLI::App*, Runner> runners;
-  add_commands(app, &runners);
+  add_commands(app, runners);
   std::vector<std::string> args;
   std::vector<stepcast::spec::YamlSetting> from_files;  // the options scenario files set
   try {
