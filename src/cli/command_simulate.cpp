@@ -24,6 +24,7 @@ Runner add_simulate(CLI::App& app) {
   auto trace = std::make_shared<std::string>();
   add_result_options(*cmd, *output);
   cmd->add_option("--chrome-trace", *trace, "Write the timeline as Chrome trace events (Perfetto, chrome://tracing)")
+      ->type_name("FILE")
       ->check(kPathToWrite)
       ->group(kOutputGroup);
   return [options, output, trace] {

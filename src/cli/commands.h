@@ -21,7 +21,7 @@ using Runner = std::function<int()>;
 /// usage error, not a silent "write nothing".
 inline const CLI::Validator kPathToWrite(
     [](const std::string& path) { return path.empty() ? std::string("expected a path, got an empty one") : std::string(); },
-    "PATH");
+    "");
 
 Runner add_estimate(CLI::App& app);
 Runner add_simulate(CLI::App& app);
