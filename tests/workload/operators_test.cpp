@@ -292,7 +292,8 @@ TEST(Operators, Fp8GemmsFindEachOperandsScaleBeforeCastingItAndACachedWeightIsCa
   fp8.strategy.dtype = spec::Dtype::kFp8;
   spec::Scenario cached = fp8;
   cached.strategy.fp8_weight_cache = true;
-  const Op& up = find(layer_ops(s, false), "mlp_up");
+  const LayerOps ops = layer_ops(s, false);  // `up` refers into it
+  const Op& up = find(ops, "mlp_up");
   const spec::GpuSpec& gpu = s.cluster.gpu;
   const cost::GemmShape g{up.m, up.n, up.k, up.instances};
   const double gemm =
