@@ -80,7 +80,12 @@ double parse_quantity(std::string_view text, Dimension dim) {
   const std::string_view unit = trim(std::string_view(end, s.data() + s.size() - end));
   if (unit.empty()) throw fail();
   for (const Unit& u : units_of(dim)) {
-    if (unit == u.symbol) return number * u.scale;
+    if (unit != u.symbol) continue;
+    if (!std::isfinite(number * u.scale)) {  // "1e300 TiB": the number fits a double, in bytes not
+      throw Error(ErrorKind::kInvalidInput, "\"" + std::string(text) + "\" is beyond what stepcast can hold",
+                  "a double holds up to about 1.8e308 " + std::string(units_of(dim)[0].symbol));
+    }
+    return number * u.scale;
   }
   throw fail();
 }

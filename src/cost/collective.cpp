@@ -160,7 +160,7 @@ double collective_time_s(CollectiveKind kind, double bytes, GroupLayout g,
       // Double binary tree across nodes (NCCL >= 2.4): a chain inside each node, then
       // ceil(log2(nodes)) levels up and down. At large sizes it reaches about the ring's bus
       // bandwidth; NCCL's tuner picks whichever it predicts to be faster.
-      const int nodes = (g.size + s.per_node - 1) / s.per_node;
+      const int nodes = static_cast<int>((std::int64_t{g.size} + s.per_node - 1) / s.per_node);
       const double depth = std::bit_width(static_cast<unsigned>(nodes - 1));
       const double chain_step = kStepS + c.levels[0].latency_s;
       const double tree = kLaunchS + 2 * depth * (kStepS + s.outer_latency_s) +

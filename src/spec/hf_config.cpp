@@ -433,7 +433,9 @@ ModelSpec read_deepseek(const Fields& f) {
   // (DeepseekV3DecoderLayer): from the first such layer on, every moe_layer_freq-th.
   const int freq = f.optional_int("moe_layer_freq", 1);
   m.moe.layer_interval = freq;
-  m.moe.dense_layers = (first_k + freq - 1) / freq * freq;
+  // Wide: a frequency near 2^31 (refused by the limits) must not wrap.
+  m.moe.dense_layers = static_cast<int>(std::min<std::int64_t>(
+      (std::int64_t{first_k} + freq - 1) / freq * freq, std::numeric_limits<int>::max()));
   return m;
 }
 
@@ -484,7 +486,7 @@ ModelSpec read_gemma(const Fields& f, int generation) {
   m.attention_window = f.optional_int("sliding_window", 4096);
   if (!read_layer_types(f, m)) {
     m.local_layers = generation == 2
-                         ? (m.layers + 1) / 2
+                         ? m.layers / 2 + m.layers % 2  // every other layer, from the first
                          : m.layers - m.layers / f.optional_int("sliding_window_pattern", 6);
   }
   return m;
@@ -557,7 +559,7 @@ ModelSpec read_gpt2(const Fields& f) {
   m.hidden = f.required_int("n_embd");
   m.heads = f.required_int("n_head");
   m.kv_heads = m.heads;
-  m.ffn = f.optional_int("n_inner", 4 * m.hidden);
+  m.ffn = f.optional_int("n_inner", gpt_ffn(m.hidden));
   m.vocab = f.required_int("vocab_size");
   m.max_seq = f.optional_int("n_positions", f.optional_int("n_ctx", 0));
   m.mlp = plain_mlp(f, "activation_function", "gelu_new");
@@ -613,6 +615,8 @@ const HfKeys kHfKeys[] = {
     {"moe.top_k", {"num_experts_per_tok"}},
     {"moe.expert_ffn", {"moe_intermediate_size", "intermediate_size"}},
     {"moe.shared_experts", {"n_shared_experts", "shared_expert_intermediate_size"}},
+    {"moe.layer_interval", {"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}},
+    {"moe.dense_layers", {"first_k_dense_replace", "mlp_only_layers", "decoder_sparse_step", "interleave_moe_layer_step"}},
     {"mla.q_lora_rank", {"q_lora_rank"}},
     {"mla.kv_lora_rank", {"kv_lora_rank"}},
     {"mla.qk_rope_head_dim", {"qk_rope_head_dim"}},

@@ -30,6 +30,8 @@ std::vector<ModelLimitExceeded> model_limits_exceeded(const ModelSpec& m) {
       {"moe.top_k", m.moe.top_k, kMaxCount},
       {"moe.expert_ffn", m.moe.expert_ffn, kMaxWidth},
       {"moe.shared_experts", m.moe.shared_experts, kMaxCount},
+      {"moe.layer_interval", m.moe.layer_interval, kMaxCount},  // before what it derives
+      {"moe.dense_layers", m.moe.dense_layers, kMaxCount},
       {"mla.q_lora_rank", m.mla.q_lora_rank, kMaxWidth},
       {"mla.kv_lora_rank", m.mla.kv_lora_rank, kMaxWidth},
       {"mla.qk_rope_head_dim", m.mla.qk_rope_head_dim, kMaxCount},

@@ -2,6 +2,7 @@
 // Read from presets (data/models/*.yaml), YAML files or Hugging Face config.json (spec/readers.h).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,10 @@ struct ModelSpec {
            (layer - moe.dense_layers) % moe.layer_interval == 0;
   }
   int moe_layers() const {
-    return is_moe() ? (layers - moe.dense_layers + moe.layer_interval - 1) / moe.layer_interval : 0;
+    // Summed wide: an interval near 2^31 (a typing slip, refused by the limits) must not wrap.
+    return is_moe() ? static_cast<int>((static_cast<long long>(layers) - moe.dense_layers + moe.layer_interval - 1) /
+                                       moe.layer_interval)
+                    : 0;
   }
   double moe_layer_fraction() const {
     return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0;
@@ -93,6 +97,10 @@ struct ModelSpec {
   // Width of a value head, and of the attention output per head.
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }
 };
+
+/// GPT's MLP width when a config leaves it out: four times the hidden size, held at INT_MAX for a
+/// hidden size the model limits then refuse, rather than wrapped.
+inline int gpt_ffn(int hidden) { return static_cast<int>(std::min(4LL * hidden, 2147483647LL)); }
 
 /// A count or width of a model above the most stepcast takes: far above any model trained, and
 /// low enough that no count, nor the product of two widths, overflows the model's arithmetic.

@@ -587,7 +587,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   m.heads = r.required("attention heads");
   m.kv_heads = m.heads;
   m.layers = r.required("# layers");
-  m.ffn = 4 * m.hidden;
+  m.ffn = spec::gpt_ffn(m.hidden);
   // GPT-2's 50,257 tokens, unpadded: vTrain's model and configs (src/config.py, src/model/gpt_model.py)
   // use them as they are, each TP rank holding vocab // tp of them.
   m.vocab = 50257;

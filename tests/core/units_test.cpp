@@ -26,6 +26,17 @@ TEST(ParseQuantity, RejectsBareNumberAndListsUnits) {
   }
 }
 
+TEST(ParseQuantity, RejectsANumberThatOverflowsInItsBaseUnit) {
+  // 1e300 fits a double, but not once in bytes: it was an infinite HBM that "fits" everything.
+  try {
+    parse_quantity("1e300 TiB", Dimension::kBytes);
+    FAIL() << "an infinite size was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "\"1e300 TiB\" is beyond what stepcast can hold");
+    EXPECT_EQ(e.hint(), "a double holds up to about 1.8e308 B");
+  }
+}
+
 TEST(ParseQuantity, RejectsUnitOfAnotherDimension) {
   EXPECT_THROW(parse_quantity("80 GiB", Dimension::kBandwidth), Error);
   EXPECT_THROW(parse_quantity("fast", Dimension::kBandwidth), Error);

@@ -341,6 +341,16 @@ TEST(YamlReader, ErrorMessages) {
        "m.yaml:14:12: moe.experts: the model's experts is 2147483647, more than the 65536 stepcast takes\n"
        "    experts: 2147483647\n"
        "             ^"},
+      // An interval of 2^31 - 1 once wrapped the count of MoE layers to none, silently.
+      {"a MoE interval beyond what stepcast takes",
+       [] {
+         read_model_yaml("m.yaml", std::string(kModel) + "moe:\n  experts: 4\n  top_k: 2\n  expert_ffn: 64\n"
+                                                          "  layer_interval: 2147483647\n");
+       },
+       "m.yaml:17:19: moe.layer_interval: the model's layer_interval is 2147483647, more than the 65536 "
+       "stepcast takes\n"
+       "    layer_interval: 2147483647\n"
+       "                    ^"},
       // "moe" is one edit from "mlp", but a key of the schema, not a misspelt "mlp".
       {"missing mlp beside a moe block",
        [] {
