@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -21,6 +22,17 @@ namespace {
 // range of whole numbers from 1 says what is valid.
 const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
 const CLI::Range kAtLeastZero(0, std::numeric_limits<int>::max());
+// A count of tokens from 1 to 2^63 - 1, read with from_chars: CLI11's own conversion held a larger
+// one at 2^63 - 1 and went on with it as though typed.
+const CLI::Validator kTokenCount(
+    [](const std::string& text) {
+      long long v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && end == text.data() + text.size() && v >= 1) return std::string();
+      return "expected a whole number from 1 to " + std::to_string(std::numeric_limits<long long>::max()) +
+             ", got " + text;
+    },
+    "");
 
 // A global batch in sequences, which the strategy holds as an int.
 int sequences_per_step(std::int64_t sequences, const std::string& what) {
@@ -81,7 +93,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--global-batch", st.global_batch, "Sequences per optimizer step (default: dp * micro-batch)")
       ->check(kAtLeastOne);
   cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)")
-      ->check(CLI::Range(1LL, std::numeric_limits<long long>::max()));
+      ->check(kTokenCount);
   cmd.add_option("--seq", st.seq_len,
                  "Tokens per sequence (default: " + std::to_string(kDefaultSeqLen) +
                      ", or the model's max_seq where that is shorter)")

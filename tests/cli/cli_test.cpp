@@ -563,6 +563,16 @@ TEST(Cli, ValidateToADirectoryItCannotCreateExitsOneBeforeTheRun) {
       << file.output;
 }
 
+TEST(Cli, AGlobalBatchOfTokensBeyondALongLongIsRefusedAsTyped) {
+  // The option parser once held it at 2^63 - 1 and went on with that number.
+  const Invocation r = stepcast("estimate --global-batch-tokens 99999999999999999999");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--global-batch-tokens: expected a whole number from 1 to 9223372036854775807, got "
+                          "99999999999999999999"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Cli, AnEmptyPathToWriteIsAUsageError) {
   EXPECT_EQ(stepcast("validate x.csv --scenarios \"\"").exit_code, 2);
   EXPECT_EQ(stepcast("simulate --chrome-trace \"\"").exit_code, 2);
