@@ -16,9 +16,6 @@ namespace stepcast::cli {
 
 namespace {
 
-// Each predicted row as a scenario file that `estimate --config` and `simulate --config` run again
-// (line-N.yaml), beside the row's model (line-N.model.yaml); the cluster named as the row named it,
-// or as --cluster gave it.
 // The directory --scenarios names, created before the run so that a bad one is refused before
 // a long simulation rather than after.
 void create_scenario_directory(const std::string& dir) {
@@ -31,6 +28,9 @@ void create_scenario_directory(const std::string& dir) {
   }
 }
 
+// Each predicted row as a scenario file that `estimate --config` and `simulate --config` run again
+// (line-N.yaml), beside the row's model (line-N.model.yaml); the cluster named as the row named it,
+// or as --cluster gave it.
 void write_scenarios(const std::string& dir, const std::vector<validate::Case>& cases,
                      const validate::Report& report, const std::string& cluster_option,
                      const std::string& command) {

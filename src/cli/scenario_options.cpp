@@ -374,7 +374,7 @@ std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::S
   };
   // DP and the schedule only where they are not what build_scenario derives, so that a what-if
   // changing --pp or --vp on the command line derives them again.
-  if (st.dp != s.gpus / (st.tp * st.pp * st.cp)) out.emplace_back("dp", std::to_string(st.dp));
+  if (st.dp != s.gpus / spec::replica_gpus(st, s.gpus).value_or(1)) out.emplace_back("dp", std::to_string(st.dp));
   const spec::Schedule derived = st.vp > 1 ? spec::Schedule::kInterleaved : spec::Schedule::k1F1B;
   if (st.schedule != derived) out.emplace_back("schedule", spec::name(st.schedule));
   out.emplace_back("placement", spec::name(st.placement));

@@ -81,11 +81,12 @@ double parse_quantity(std::string_view text, Dimension dim) {
   if (unit.empty()) throw fail();
   for (const Unit& u : units_of(dim)) {
     if (unit != u.symbol) continue;
-    if (!std::isfinite(number * u.scale)) {  // "1e300 TiB": the number fits a double, in bytes not
+    const double value = number * u.scale;
+    if (!std::isfinite(value)) {  // "1e300 TiB": the number fits a double, in bytes not
       throw Error(ErrorKind::kInvalidInput, "\"" + std::string(text) + "\" is beyond what stepcast can hold",
                   "a double holds up to about 1.8e308 " + std::string(units_of(dim)[0].symbol));
     }
-    return number * u.scale;
+    return value;
   }
   throw fail();
 }

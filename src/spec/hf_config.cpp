@@ -414,8 +414,7 @@ ModelSpec read_deepseek(const Fields& f) {
   m.kv_heads = m.heads;
   m.mla.qk_rope_head_dim = f.required_int("qk_rope_head_dim");
   // Summed wide: two ints of up to 2^31 - 1 (a typing slip) must not wrap to a small head.
-  const std::int64_t head_dim = std::int64_t{f.required_int("qk_nope_head_dim")} + m.mla.qk_rope_head_dim;
-  m.head_dim = static_cast<int>(std::min<std::int64_t>(head_dim, std::numeric_limits<int>::max()));
+  m.head_dim = saturated_count(std::int64_t{f.required_int("qk_nope_head_dim")} + m.mla.qk_rope_head_dim);
   m.mla.q_lora_rank = f.optional_int("q_lora_rank", 0);
   m.mla.kv_lora_rank = f.required_int("kv_lora_rank");
   m.mla.v_head_dim = f.required_int("v_head_dim");
@@ -434,8 +433,7 @@ ModelSpec read_deepseek(const Fields& f) {
   const int freq = f.optional_int("moe_layer_freq", 1);
   m.moe.layer_interval = freq;
   // Wide: a frequency near 2^31 (refused by the limits) must not wrap.
-  m.moe.dense_layers = static_cast<int>(std::min<std::int64_t>(
-      (std::int64_t{first_k} + freq - 1) / freq * freq, std::numeric_limits<int>::max()));
+  m.moe.dense_layers = saturated_count((std::int64_t{first_k} + freq - 1) / freq * freq);
   return m;
 }
 

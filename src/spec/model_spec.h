@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -98,9 +99,12 @@ struct ModelSpec {
   int value_head_dim() const { return is_mla() ? mla.v_head_dim : effective_head_dim(); }
 };
 
-/// GPT's MLP width when a config leaves it out: four times the hidden size, held at INT_MAX for a
-/// hidden size the model limits then refuse, rather than wrapped.
-inline int gpt_ffn(int hidden) { return static_cast<int>(std::min(4LL * hidden, 2147483647LL)); }
+/// `v` as a model count, held at INT_MAX where larger: a count a typing slip made huge stays huge
+/// for the model limits to refuse, instead of wrapping to a small one that passes.
+inline int saturated_count(long long v) { return static_cast<int>(std::min<long long>(v, std::numeric_limits<int>::max())); }
+
+/// GPT's MLP width when a config leaves it out: four times the hidden size.
+inline int gpt_ffn(int hidden) { return saturated_count(4LL * hidden); }
 
 /// A count or width of a model above the most stepcast takes: far above any model trained, and
 /// low enough that no count, nor the product of two widths, overflows the model's arithmetic.

@@ -85,13 +85,13 @@ std::string format_number(double v) {
   return s;
 }
 
-// The plain number `n` (at `field`) within [low, high], or (low, high] when low_open.
 // The smallest fraction of a peak rate a GPU file may give: a millionth, 1 GFLOP/s of an H100's
 // BF16 peak, a three-thousandth of the slowest rate measured in data/gpus (0.3% of the B200's peak,
 // its smallest GEMM). The cost model divides by these; a denormal one gave an infinite step time
 // that named no field.
 constexpr double kSmallestRateFraction = 1e-6;
 
+// The plain number `n` (at `field`) within [low, high], or (low, high] when low_open.
 double number_in(const Source& src, const YAML::Node& n, const std::string& field, double low, double high,
                  bool low_open) {
   const std::string s = n.IsScalar() ? n.Scalar() : std::string();
@@ -144,7 +144,7 @@ class MapReader {
       // A misspelt required key is reported as the typo it is, not as a missing key; a key read
       // already, or to be read later, is no typo ("moe" beside a missing "mlp").
       for (const Entry& other : entries_) {
-        if (is_known(other.key) || std::find(later_.begin(), later_.end(), other.key) != later_.end()) continue;
+        if (in_schema(other.key)) continue;
         if (!core::closest_match(other.key, {key}).empty()) {
           src_.fail(other.key_mark, path_, "unknown key \"" + other.key + "\"",
                     core::suggestion(other.key, {key}));
@@ -273,8 +273,9 @@ class MapReader {
   }
 
   // The keys asked for, each once (an optional key is asked for by has() and then read).
-  bool is_known(const std::string& key) const {
-    return std::find(known_.begin(), known_.end(), key) != known_.end();
+  bool in_schema(const std::string& key) const {
+    return std::find(known_.begin(), known_.end(), key) != known_.end() ||
+           std::find(later_.begin(), later_.end(), key) != later_.end();
   }
   void note_known(const std::string& key) {
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 
@@ -437,8 +438,8 @@ int default_pipeline(spec::Scenario s) {
 int data_parallel(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   if (st.dp > 0) return st.dp;
-  const double model_parallel = static_cast<double>(st.tp) * st.pp * st.cp;  // up to 10^27
-  return std::max(1, static_cast<int>(s.gpus / model_parallel));
+  const std::optional<std::int64_t> replica = spec::replica_gpus(st, s.gpus);
+  return replica ? static_cast<int>(s.gpus / *replica) : 1;
 }
 
 // The micro-batch where the row does not say: 1, or, where the software has no fallback for the
