@@ -97,6 +97,26 @@ size_t top_level_key_offset(std::string_view text, std::string_view key) {
   return last;
 }
 
+// The text of the JSON value that starts at `start` (an object or array: through its matching
+// close; a scalar: an empty view) in already-validated JSON text.
+std::string_view nested_text(std::string_view text, size_t start) {
+  if (start >= text.size() || (text[start] != '{' && text[start] != '[')) return {};
+  int depth = 0;
+  for (size_t i = start; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return text.substr(start, i - start + 1);
+    }
+  }
+  return {};
+}
+
 std::string describe(const json& value) {
   switch (value.type()) {
     case json::value_t::string: {
@@ -115,19 +135,26 @@ std::string describe(const json& value) {
 
 // Typed access to the top-level fields of one config, with errors that name the field, the
 // model_type when a field is missing, and the line that holds a bad value. The fields of a nested
-// object (a multimodal config's text_config) are named with its path and located in the file only.
+// object (a multimodal config's text_config) are named with its path and located at their line.
 class Fields {
  public:
   Fields(std::string_view source_name, std::string_view text, const json& root)
-      : source_name_(source_name), text_(text), root_(root) {}
+      : source_name_(source_name), file_text_(text), text_(text), root_(root) {}
 
   // The object under `key` of this config, as fields of their own.
   Fields nested(const char* key) const {
     const json& object = root_.at(key);
     if (!object.is_object()) wrong_type(key, "an object");
-    Fields inner(source_name_, {}, object);
+    Fields inner(source_name_, file_text_, object);
     inner.model_type_ = model_type_;
     inner.prefix_ = prefix_ + key + ".";
+    inner.text_ = {};
+    const size_t key_at = top_level_key_offset(text_, key);
+    if (key_at != std::string_view::npos) {
+      const size_t open = text_.find_first_of("{[", text_.find(':', key_at));
+      inner.text_ = nested_text(text_, open);
+      inner.offset_ = offset_ + open;
+    }
     return inner;
   }
 
@@ -204,7 +231,7 @@ class Fields {
     if (offset == std::string_view::npos) {
       error.at({std::string(source_name_)});
     } else {
-      TextPosition p = position_of(text_, offset);
+      TextPosition p = position_of(file_text_, offset_ + offset);
       error.at({std::string(source_name_), p.line, p.column}).with_excerpt(std::move(p.line_text));
     }
     throw error;
@@ -235,7 +262,10 @@ class Fields {
   }
 
   std::string_view source_name_;
+  std::string_view file_text_;
+  // This object's own text within the file's, from its opening brace; empty where not found.
   std::string_view text_;
+  size_t offset_ = 0;
   const json& root_;
   std::string model_type_;
   std::string prefix_;

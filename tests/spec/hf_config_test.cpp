@@ -891,6 +891,23 @@ TEST(HfConfig, ReadsAMultimodalGemma3ConfigsTextConfigWithItsDefaults) {
   EXPECT_EQ(m.local_layers, 34 - 34 / 6);
 }
 
+TEST(HfConfig, ABadFieldOfTextConfigIsLocatedAtItsLine) {
+  // The same key at the top level and in a sibling object must not be taken for it.
+  const std::string text = std::string(kGemma3_4B).replace(std::string(kGemma3_4B).find("\"hidden_size\": 2560"),
+                                                           19, "\"hidden_size\": 2.5");
+  const std::string with_decoy = std::string(text).replace(text.find("\"model_type\": \"siglip"), 0,
+                                                           "\"hidden_size\": 7,\n    ");
+  try {
+    read_hf_config("config.json", with_decoy);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config.json:7:5: text_config.hidden_size: expected an integer, got 2.5\n"
+              "      \"hidden_size\": 2.5,\n"
+              "      ^");
+  }
+}
+
 TEST(HfConfig, AMultimodalGemma3ConfigWithoutTextConfigNamesIt) {
   try {
     read_hf_config("config.json", R"({"model_type": "gemma3"})");
