@@ -119,6 +119,10 @@ std::string preset_yaml(std::string_view name) {
               core::suggestion(name, all));
 }
 
+bool written_as_path(std::string_view name) {
+  return name.find('/') != std::string_view::npos || is_yaml_path(name);
+}
+
 ModelSpec load_model(std::string_view name_or_path) {
   const std::string path(name_or_path);
   if (is_yaml_path(path)) return read_model_yaml(path, core::read_file(path));

@@ -29,6 +29,10 @@ ClusterSpec cluster_preset(std::string_view name);
 /// and passed back as a file. Throws like model_preset for an unknown name.
 std::string preset_yaml(std::string_view name);
 
+/// Whether `name` is written as a file's path, whatever is on disk: it holds a slash or ends in
+/// .yaml or .yml, which no preset name does.
+bool written_as_path(std::string_view name);
+
 /// A path ending in .yaml/.yml is read as YAML, one ending in .json as a Hugging Face
 /// config.json (models only; a .json cluster is an error), anything else is a preset name.
 /// Throws Error(kIo) naming the path when a file cannot be read, and the readers' errors.

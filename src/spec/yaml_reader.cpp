@@ -540,7 +540,7 @@ namespace {
 // file is reported there; any other (an unknown preset, a file that cannot be read) at `gpu:`.
 GpuSpec named_gpu(const Source& src, std::string_view cluster_file, const YAML::Node& gpu) {
   const std::filesystem::path name(gpu.Scalar());
-  const bool file = name.has_parent_path() || name.extension() == ".yaml" || name.extension() == ".yml";
+  const bool file = written_as_path(gpu.Scalar());
   const std::filesystem::path path =
       file && name.is_relative() ? std::filesystem::path(cluster_file).parent_path() / name : name;
   std::error_code ignored;
