@@ -117,11 +117,22 @@ std::vector<std::string> expand_scenario_files(const std::vector<std::string>& a
 }
 
 Error located_in_scenario_file(const Error& e, const std::vector<spec::YamlSetting>& taken) {
-  if (!e.where().file.empty() || e.field().rfind("--", 0) != 0) return e;
-  for (const spec::YamlSetting& s : taken) {
-    if (e.field() == "--" + s.key) return error_at(s.value_at, s, e.message(), e.hint());
+  if (!e.where().file.empty()) return e;
+  if (e.field().rfind("--", 0) == 0) {
+    for (const spec::YamlSetting& s : taken) {
+      if (e.field() == "--" + s.key) return error_at(s.value_at, s, e.message(), e.hint());
+    }
+    return e;
   }
-  return e;
+  // An error about how several options combine: where the files set those they set.
+  std::string where;
+  for (const spec::YamlSetting& s : taken) {
+    if (std::find(e.settings().begin(), e.settings().end(), s.key) == e.settings().end()) continue;
+    where += fmt::format("\n    {}:{}: {}: {}", s.key_at.file, s.key_at.line, s.key, s.value);
+  }
+  if (where.empty()) return e;
+  Error located = e;
+  return located.with_hint((e.hint().empty() ? "" : e.hint() + "; ") + "set in a scenario file:" + where);
 }
 
 void save_scenario_file(const CLI::App& sub) {

@@ -40,7 +40,8 @@ int sequences_per_step(std::int64_t sequences, const std::string& what) {
   throw Error(ErrorKind::kInvalidInput,
               fmt::format("{} is {} sequences per step, more than {}", what, sequences,
                           std::numeric_limits<int>::max()),
-              "give a smaller --global-batch, --global-batch-tokens or --micro-batch");
+              "give a smaller --global-batch, --global-batch-tokens or --micro-batch")
+      .concerning({"global-batch", "global-batch-tokens", "seq", "micro-batch", "gpus"});
 }
 
 // `load(name)`, with an error that says where it is nowhere else (an unknown preset, a path that
@@ -319,12 +320,14 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   if (o.global_batch_tokens > 0) {
     if (st.global_batch > 0) {
       throw Error(ErrorKind::kInvalidInput, "both --global-batch and --global-batch-tokens given",
-                  "give the batch in sequences or in tokens, not both");
+                  "give the batch in sequences or in tokens, not both")
+          .concerning({"global-batch", "global-batch-tokens"});
     }
     if (o.global_batch_tokens % st.seq_len != 0) {
       throw Error(ErrorKind::kInvalidInput,
                   "--global-batch-tokens " + std::to_string(o.global_batch_tokens) +
-                      " is not a whole number of " + std::to_string(st.seq_len) + "-token sequences");
+                      " is not a whole number of " + std::to_string(st.seq_len) + "-token sequences")
+          .concerning({"global-batch-tokens", "seq"});
     }
     st.global_batch = sequences_per_step(o.global_batch_tokens / st.seq_len, "--global-batch-tokens " +
                                          std::to_string(o.global_batch_tokens) + " / --seq " +

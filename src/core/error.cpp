@@ -33,6 +33,11 @@ Error& Error::with_excerpt(std::string line_text) {
   return *this;
 }
 
+Error& Error::concerning(std::vector<std::string> settings) {
+  settings_ = std::move(settings);
+  return *this;
+}
+
 void Error::render() {
   rendered_.clear();
   if (!where_.file.empty()) {

@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace stepcast {
 
@@ -37,6 +38,9 @@ class Error : public std::exception {
   Error& with_hint(std::string hint);
   /// The offending source line; rendered under the message with a caret at where().column.
   Error& with_excerpt(std::string line_text);
+  /// The options an error about how several of them combine concerns, named as scenario files
+  /// spell them ("tp", "global-batch"), so that a caller that knows where each was set can say.
+  Error& concerning(std::vector<std::string> settings);
 
   const char* what() const noexcept override { return rendered_.c_str(); }
   ErrorKind kind() const { return kind_; }
@@ -44,6 +48,7 @@ class Error : public std::exception {
   const std::string& field() const { return field_; }
   const std::string& message() const { return message_; }
   const std::string& hint() const { return hint_; }
+  const std::vector<std::string>& settings() const { return settings_; }
 
  private:
   void render();
@@ -54,6 +59,7 @@ class Error : public std::exception {
   std::string message_;
   std::string hint_;
   std::string excerpt_;
+  std::vector<std::string> settings_;
   std::string rendered_;
 };
 

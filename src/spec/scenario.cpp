@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -118,7 +119,12 @@ class Checker {
  public:
   explicit Checker(Scenario& sc) : sc_(sc), st_(sc.strategy), m_(sc.model) {}
 
-  std::vector<std::string> run() {
+  struct Problems {
+    std::vector<std::string> messages;
+    std::vector<std::string> settings;  // the options they concern, as scenario files name them
+  };
+
+  Problems run() {
     check_degrees();
     check_model();
     if (degrees_ok_) {
@@ -137,25 +143,38 @@ class Checker {
   }
 
  private:
-  void problem(std::string text) { problems_.push_back(std::move(text)); }
+  void problem(std::string text, std::initializer_list<const char*> settings) {
+    problems_.messages.push_back(std::move(text));
+    concerns(settings);
+  }
 
-  void at_least_one(const char* name, int value) {
+  void concerns(std::initializer_list<const char*> settings) {
+    for (const char* setting : settings) {
+      auto& all = problems_.settings;
+      if (std::find(all.begin(), all.end(), setting) == all.end()) all.emplace_back(setting);
+    }
+  }
+
+  // The last problem concerns dp: the options it was given or derived by.
+  void concerns_dp() { dp_derived_ ? concerns({"gpus", "tp", "pp", "cp"}) : concerns({"dp"}); }
+
+  void at_least_one(const char* name, const char* setting, int value) {
     if (value >= 1) return;
-    problem(std::string(name) + " is " + str(value) + "; it must be at least 1");
+    problem(std::string(name) + " is " + str(value) + "; it must be at least 1", {setting});
     degrees_ok_ = false;
   }
 
   void check_degrees() {
-    at_least_one("--gpus", sc_.gpus);
-    at_least_one("tp", st_.tp);
-    at_least_one("pp", st_.pp);
-    at_least_one("vp", st_.vp);
-    at_least_one("cp", st_.cp);
-    at_least_one("ep", st_.ep);
-    at_least_one("micro batch", st_.micro_batch);
-    at_least_one("recompute interval", st_.recompute_interval);
+    at_least_one("--gpus", "gpus", sc_.gpus);
+    at_least_one("tp", "tp", st_.tp);
+    at_least_one("pp", "pp", st_.pp);
+    at_least_one("vp", "vp", st_.vp);
+    at_least_one("cp", "cp", st_.cp);
+    at_least_one("ep", "ep", st_.ep);
+    at_least_one("micro batch", "micro-batch", st_.micro_batch);
+    at_least_one("recompute interval", "recompute-every", st_.recompute_interval);
     if (st_.dp < 0) {
-      problem("dp is " + str(st_.dp) + "; it must be at least 1, or 0 to derive it from --gpus");
+      problem("dp is " + str(st_.dp) + "; it must be at least 1, or 0 to derive it from --gpus", {"dp"});
       degrees_ok_ = false;
     }
   }
@@ -167,11 +186,11 @@ class Checker {
         {"layers", m_.layers}, {"heads", m_.heads}, {"kv heads", m_.kv_heads}};
     for (const auto& [name, value] : counts) {
       if (value >= 1) continue;
-      problem("the model has " + str(value) + " " + name + "; it needs at least 1");
+      problem("the model has " + str(value) + " " + name + "; it needs at least 1", {"model"});
       model_ok_ = false;
     }
     for (const ModelLimitExceeded& over : model_limits_exceeded(m_)) {
-      problem(over.message());
+      problem(over.message(), {"model"});
       model_ok_ = false;
     }
   }
@@ -182,7 +201,8 @@ class Checker {
     const std::optional<std::int64_t> replica = replica_gpus(st_, sc_.gpus);
     if (!replica) {
       problem(product + " is more than --gpus " + str(sc_.gpus) +
-              "; one data-parallel replica needs tp x pp x cp GPUs");
+                  "; one data-parallel replica needs tp x pp x cp GPUs",
+              {"gpus", "tp", "pp", "cp"});
       return;
     }
     const std::int64_t model_parallel = *replica;
@@ -190,9 +210,11 @@ class Checker {
     if (st_.dp == 0) {
       if (divides) {
         st_.dp = static_cast<int>(sc_.gpus / model_parallel);
+        dp_derived_ = true;
       } else {
         problem(product + " = " + str(model_parallel) + " does not divide --gpus " + str(sc_.gpus) +
-                "; nearest --gpus that fit: " + nearest_multiples(sc_.gpus, model_parallel));
+                    "; nearest --gpus that fit: " + nearest_multiples(sc_.gpus, model_parallel),
+                {"gpus", "tp", "pp", "cp"});
       }
       return;
     }
@@ -202,7 +224,8 @@ class Checker {
             str(sc_.gpus) +
             (divides ? "; dp that fits: " + str(sc_.gpus / model_parallel)
                      : "; no dp fits, as tp x pp x cp = " + str(model_parallel) +
-                           " does not divide " + str(sc_.gpus)));
+                           " does not divide " + str(sc_.gpus)),
+            {"gpus", "tp", "pp", "cp", "dp"});
   }
 
   void derive_schedule() {
@@ -212,7 +235,7 @@ class Checker {
         std::string message = "vp " + str(st_.vp);
         message += " needs the interleaved schedule, but the schedule is " + schedule;
         message += "; use vp 1 with " + schedule;
-        problem(message);
+        problem(message, {"vp", "schedule"});
         return;
       }
       st_.schedule = Schedule::kInterleaved;
@@ -220,16 +243,19 @@ class Checker {
     if (st_.deferred_sends && st_.schedule != Schedule::k1F1B) {
       problem(
           "deferred sends follow DeepSpeed's TrainSchedule, a 1f1b schedule, but the schedule is " +
-          std::string(name(st_.schedule)) + "; use --schedule 1f1b with vp 1");
+              std::string(name(st_.schedule)) + "; use --schedule 1f1b with vp 1",
+          {"deferred-sends", "schedule", "vp"});
     }
     if (st_.schedule != Schedule::kInterleaved) return;
     if (st_.pp == 1) {
-      problem("the interleaved schedule needs pp > 1, but pp is 1; use pp >= 2, or vp 1");
+      problem("the interleaved schedule needs pp > 1, but pp is 1; use pp >= 2, or vp 1",
+              {"schedule", "pp", "vp"});
     }
     if (st_.vp == 1) {
       problem(
           "the interleaved schedule needs vp > 1 virtual stages per rank, but vp is 1; "
-          "use vp >= 2, or the 1f1b schedule");
+          "use vp >= 2, or the 1f1b schedule",
+          {"schedule", "vp"});
     }
   }
 
@@ -239,10 +265,10 @@ class Checker {
     const std::string valid =
         "; valid tp on this model: " + joined(divisors(both, sc_.gpus, [](int) { return true; }));
     if (m_.heads % st_.tp != 0) {
-      problem("tp " + str(st_.tp) + " does not divide " + str(m_.heads) + " heads" + valid);
+      problem("tp " + str(st_.tp) + " does not divide " + str(m_.heads) + " heads" + valid, {"tp", "model"});
     } else if (m_.kv_heads % st_.tp != 0) {
       // Reported only when the heads divide: the list above already accounts for kv heads.
-      problem("tp " + str(st_.tp) + " does not divide " + str(m_.kv_heads) + " kv heads" + valid);
+      problem("tp " + str(st_.tp) + " does not divide " + str(m_.kv_heads) + " kv heads" + valid, {"tp", "model"});
     }
   }
 
@@ -254,14 +280,15 @@ class Checker {
     if (m_.layers >= chunks) return;
     problem("pp " + str(st_.pp) + " x vp " + str(st_.vp) + " = " + str(chunks) +
             " pipeline chunks, but the model has only " + str(m_.layers) +
-            " layers; each chunk needs at least one");
+                " layers; each chunk needs at least one",
+            {"pp", "vp", "model"});
   }
 
   void check_batch() {
     const bool dp_known = degrees_ok_ && st_.dp >= 1;
     if (!dp_known) {
       if (st_.global_batch < 1) {
-        problem("global batch is " + str(st_.global_batch) + "; it must be at least 1");
+        problem("global batch is " + str(st_.global_batch) + "; it must be at least 1", {"global-batch"});
       }
       return;
     }
@@ -269,17 +296,19 @@ class Checker {
     const std::string unit =
         "dp " + str(st_.dp) + " x micro batch " + str(st_.micro_batch) + " = " + str(per_step);
     if (st_.global_batch < 1) {
-      problem("global batch is " + str(st_.global_batch) + "; it must be a positive multiple of " +
-              unit);
+      problem("global batch is " + str(st_.global_batch) + "; it must be a positive multiple of " + unit,
+              {"global-batch"});
     } else if (st_.global_batch % per_step != 0) {
       problem("global batch " + str(st_.global_batch) + " is not a multiple of " + unit +
-              "; nearest valid global batches: " + nearest_multiples(st_.global_batch, per_step));
+                  "; nearest valid global batches: " + nearest_multiples(st_.global_batch, per_step),
+              {"global-batch", "global-batch-tokens", "micro-batch"});
+      concerns_dp();
     }
   }
 
   void check_sequence() {
     if (st_.seq_len < 1) {
-      problem("sequence length is " + str(st_.seq_len) + "; it must be at least 1");
+      problem("sequence length is " + str(st_.seq_len) + "; it must be at least 1", {"seq"});
       return;
     }
     check_positions();
@@ -294,7 +323,8 @@ class Checker {
     if (m_.position != PositionKind::kLearned || m_.max_seq <= 0 || st_.seq_len <= m_.max_seq) return;
     problem("sequence length " + str(st_.seq_len) + " is longer than the " + str(m_.max_seq) +
             " positions of " + m_.name + "'s learned position embedding; valid: at most " +
-            str(m_.max_seq) + " (or a model file with a larger max_seq)");
+                str(m_.max_seq) + " (or a model file with a larger max_seq)",
+            {"seq", "model"});
   }
 
   // Megatron's sequence parallelism splits each CP rank's sequence evenly over the TP ranks
@@ -304,7 +334,8 @@ class Checker {
     if (!st_.sequence_parallel || st_.tp <= 1 || st_.seq_len % slices == 0) return;
     problem("sequence length " + str(st_.seq_len) + " does not split into cp " + str(st_.cp) + " x tp " +
             str(st_.tp) + " = " + str(slices) + " slices for sequence parallelism; nearest valid " +
-            "sequence lengths: " + nearest_multiples(st_.seq_len, slices));
+                "sequence lengths: " + nearest_multiples(st_.seq_len, slices),
+            {"seq", "sp", "tp", "cp"});
   }
 
   // Ring attention with load balancing (Megatron context parallelism) cuts each sequence into
@@ -318,14 +349,16 @@ class Checker {
     if (st_.attention != AttentionKernel::kCudnn || gpu.cudnn_attention_efficiency > 0) return;
     problem("--attention cudnn needs the GPU's measured cuDNN attention rate, which " + gpu.name +
             " has not (cudnn_attention_efficiency in its GPU file; measured for h100-sxm); use --attention flash, or " +
-            "add cudnn_attention_efficiency and cudnn_attention_half_keys to a GPU file");
+                "add cudnn_attention_efficiency and cudnn_attention_half_keys to a GPU file",
+            {"attention", "cluster"});
   }
 
   void check_context_parallel() {
     if (st_.cp <= 1) return;
     if (st_.attention == AttentionKernel::kUnfused) {
       problem("cp " + str(st_.cp) + " needs FlashAttention-style attention (ring attention merges " +
-              "one key/value block at a time); use --attention flash, or cp 1 with unfused attention");
+                  "one key/value block at a time); use --attention flash, or cp 1 with unfused attention",
+              {"cp", "attention"});
     }
     const std::int64_t chunks = 2 * std::int64_t{st_.cp};
     if (st_.seq_len % chunks == 0) return;
@@ -333,7 +366,8 @@ class Checker {
             " = " + str(chunks) +
             " chunks for context parallelism (two per rank, balancing the causal mask); nearest "
             "valid sequence lengths: " +
-            nearest_multiples(st_.seq_len, chunks));
+                nearest_multiples(st_.seq_len, chunks),
+            {"seq", "cp"});
   }
 
   // Expert parallelism shares GPUs with data parallelism (Megatron): the ep ranks holding
@@ -342,7 +376,8 @@ class Checker {
     if (st_.ep == 1) return;
     if (!m_.is_moe()) {
       problem("ep " + str(st_.ep) + " needs a mixture-of-experts model, but this model is dense; " +
-              "use ep 1");
+                  "use ep 1",
+              {"ep", "model"});
       return;
     }
     const bool dp_known = st_.dp >= 1;
@@ -351,16 +386,18 @@ class Checker {
                               (dp_known ? " with dp " + str(st_.dp) : std::string()) + ": " +
                               joined(divisors(m_.moe.experts, m_.moe.experts, divides_dp));
     if (m_.moe.experts % st_.ep != 0) {
-      problem("ep " + str(st_.ep) + " does not divide " + str(m_.moe.experts) + " experts" + valid);
+      problem("ep " + str(st_.ep) + " does not divide " + str(m_.moe.experts) + " experts" + valid, {"ep", "model"});
     } else if (dp_known && st_.dp % st_.ep != 0) {
       problem("ep " + str(st_.ep) + " does not divide dp " + str(st_.dp) +
-              " (expert parallelism shares the data-parallel ranks)" + valid);
+                  " (expert parallelism shares the data-parallel ranks)" + valid,
+              {"ep"});
+      concerns_dp();
     }
   }
 
   void check_zero_and_cluster() {
     if (st_.zero_stage < 0 || st_.zero_stage > 3) {
-      problem("zero stage " + str(st_.zero_stage) + " is not one of 0, 1, 2, 3");
+      problem("zero stage " + str(st_.zero_stage) + " is not one of 0, 1, 2, 3", {"zero"});
     }
     if (st_.recompute_interval > 1 && st_.recompute != Recompute::kFull) {
       std::string message = "recompute interval ";
@@ -370,14 +407,15 @@ class Checker {
       message += ") needs full recomputation, but recompute is ";
       message += name(st_.recompute);
       message += "; use recompute full, or an interval of 1";
-      problem(message);
+      problem(message, {"recompute-every", "recompute"});
     }
     const int max = sc_.cluster.max_gpus;
     if (max > 0 && sc_.gpus > max) {
       const std::string cluster =
           sc_.cluster.name.empty() ? "the cluster" : "cluster " + sc_.cluster.name;
       problem("--gpus " + str(sc_.gpus) + " exceeds the " + str(max) + " GPUs of " + cluster +
-              "; use at most " + str(max));
+                  "; use at most " + str(max),
+              {"gpus", "cluster"});
     }
   }
 
@@ -385,14 +423,16 @@ class Checker {
     const int sms = sc_.cluster.gpu.sm_count;
     if (st_.tp_backward_sms == 0 || (st_.tp_backward_sms > 0 && st_.tp_backward_sms < sms)) return;
     problem("--tp-backward-sms " + str(st_.tp_backward_sms) + " leaves no SM of the GPU's " + str(sms) +
-            " for the GEMMs beside them; valid: 0 (NCCL's channels) to " + str(sms - 1));
+                " for the GEMMs beside them; valid: 0 (NCCL's channels) to " + str(sms - 1),
+            {"tp-backward-sms", "cluster"});
   }
 
   void check_precision() {
     if (!st_.fp8_weight_cache || st_.dtype == Dtype::kFp8) return;
     problem(std::string("the FP8 weight cache keeps each weight's FP8 cast for a step's later "
                         "micro-batches, but the matmuls run in ") +
-            name(st_.dtype) + "; use dtype fp8 (--dtype fp8), or leave the cache off");
+                name(st_.dtype) + "; use dtype fp8 (--dtype fp8), or leave the cache off",
+            {"fp8-weight-cache", "dtype"});
   }
 
   Scenario& sc_;
@@ -400,7 +440,8 @@ class Checker {
   const ModelSpec& m_;
   bool degrees_ok_ = true;
   bool model_ok_ = true;
-  std::vector<std::string> problems_;
+  bool dp_derived_ = false;  // from --gpus, tp, pp and cp
+  Problems problems_;
 };
 
 // Appends `path = value` lines: strings quoted, doubles in fmt's shortest round-trip form.
@@ -434,13 +475,15 @@ std::optional<std::int64_t> replica_gpus(const Strategy& st, int gpus) {
 }
 
 Scenario complete_and_validate(Scenario scenario) {
-  const std::vector<std::string> problems = Checker(scenario).run();
-  if (problems.empty()) return scenario;
-  if (problems.size() == 1) throw Error(ErrorKind::kInvalidInput, problems.front());
-  std::string message =
-      str(static_cast<std::int64_t>(problems.size())) + " problems with the scenario:";
-  for (const std::string& p : problems) message += "\n  " + p;
-  throw Error(ErrorKind::kInvalidInput, message);
+  Checker::Problems problems = Checker(scenario).run();
+  const std::vector<std::string>& messages = problems.messages;
+  if (messages.empty()) return scenario;
+  std::string message = messages.front();
+  if (messages.size() > 1) {
+    message = str(static_cast<std::int64_t>(messages.size())) + " problems with the scenario:";
+    for (const std::string& p : messages) message += "\n  " + p;
+  }
+  throw Error(ErrorKind::kInvalidInput, message).concerning(std::move(problems.settings));
 }
 
 std::string dump(const Scenario& sc) {

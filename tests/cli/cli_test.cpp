@@ -676,6 +676,30 @@ TEST(Cli, ScenarioFileErrorsNameTheFileLineAndOptionAndExitOne) {
   EXPECT_EQ(stepcast("estimate --config " + broken).output.rfind("stepcast: error: " + broken + ":2:1: malformed YAML:", 0), 0u);
 }
 
+TEST(Cli, OptionsThatDoNotFitTogetherAreListedWhereTheScenarioFileSetsThem) {
+  const std::string file = testing::TempDir() + "cross.yaml";
+  std::ofstream(file) << "model: llama3.1-8b\ncluster: dgx-h100\ngpus: 16\ntp: 3\npp: 2\n";
+  // pp comes from the command line, which wins over the file: not listed as the file's.
+  const Invocation r = stepcast("estimate --config " + file + " --pp 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output,
+            "stepcast: error: 2 problems with the scenario:\n"
+            "  tp 3 x pp 1 x cp 1 = 3 does not divide --gpus 16; nearest --gpus that fit: 15, 18\n"
+            "  tp 3 does not divide 32 heads; valid tp on this model: 1, 2, 4, 8\n"
+            "  hint: set in a scenario file:\n    " +
+                file + ":1: model: llama3.1-8b\n    " + file + ":3: gpus: 16\n    " + file + ":4: tp: 3\n");
+  // A batch that does not divide names the options that derived dp, with the error's own hint.
+  const std::string batch = testing::TempDir() + "batch.yaml";
+  std::ofstream(batch) << "gpus: 8\nglobal-batch-tokens: 100\nseq: 64\n";
+  const Invocation b = stepcast("estimate --config " + batch);
+  EXPECT_EQ(b.exit_code, 1);
+  EXPECT_EQ(b.output, "stepcast: error: --global-batch-tokens 100 is not a whole number of 64-token sequences\n"
+                      "  hint: set in a scenario file:\n    " +
+                          batch + ":2: global-batch-tokens: 100\n    " + batch + ":3: seq: 64\n");
+  // Set on the command line alone, the same problems have no such hint.
+  EXPECT_EQ(stepcast("estimate --gpus 16 --tp 3").output.find("scenario file"), std::string::npos);
+}
+
 TEST(Cli, AMissingScenarioFileExitsOneAndAMissingNameTwo) {
   const Invocation missing = stepcast("estimate --config /nonexistent/scenario.yaml");
   EXPECT_EQ(missing.exit_code, 1);

@@ -377,6 +377,29 @@ TEST(Scenario, ReportsEveryViolationTogether) {
             "  zero stage 5 is not one of 0, 1, 2, 3");
 }
 
+TEST(Scenario, AViolationNamesTheOptionsItConcernsOnceEachInOrder) {
+  Scenario s = moe_scenario();
+  s.gpus = 96;
+  s.strategy.tp = 3;
+  s.strategy.pp = 5;
+  try {
+    complete_and_validate(s);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.settings(), (std::vector<std::string>{"gpus", "tp", "pp", "cp", "model"}));
+  }
+  // A derived dp stands for the options it was derived from.
+  Scenario batch = moe_scenario();
+  batch.strategy.global_batch = 3;
+  try {
+    complete_and_validate(batch);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.settings(),
+              (std::vector<std::string>{"global-batch", "global-batch-tokens", "micro-batch", "gpus", "tp", "pp", "cp"}));
+  }
+}
+
 TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
   Scenario s = valid_scenario();
   s.strategy.vp = 2;
