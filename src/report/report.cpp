@@ -62,7 +62,9 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
   out += "\ntime breakdown (s per step)\n";
   for (const Category& c : time_categories(e.breakdown)) {
     if (c.value <= 0) continue;
-    out += fmt::format("  {:<14}{:>10.3f}  {:>5.1f} %\n", c.key, c.value, 100 * c.value / e.step_time_s);
+    // A category too small for the column's millisecond is there, not left out: "<0.001".
+    const std::string seconds = c.value < 0.0005 ? "<0.001" : fmt::format("{:.3f}", c.value);
+    out += fmt::format("  {:<14}{:>10}  {:>5.1f} %\n", c.key, seconds, 100 * c.value / e.step_time_s);
   }
   out += fmt::format("\nmemory per GPU (GiB), worst pipeline stage\n");
   for (const Category& c : memory_categories(e.memory)) {

@@ -602,9 +602,18 @@ TEST(Cli, ValidateListsARowTooLargeToSimulateWithItsReason) {
 
 // The example scenario file: the flagship run of `make run`, option for option.
 const std::string kExampleScenario = std::string(STEPCAST_SOURCE_DIR) + "/examples/llama3.1-405b-llama3-paper.yaml";
+
 const std::string kExampleOptions =
     " --model llama3.1-405b --cluster llama3-h100-roce --tp 8 --sp --pp 16 --vp 2 --micro-batch 1"
     " --seq 8192 --zero 2 --grad-dtype fp32 --placement tp,cp,pp,dp --pipeline-transfers async";
+
+TEST(Cli, ATimeCategoryBelowTheColumnsMillisecondShowsAsUnderItNotAsZero) {
+  // The flagship's optimizer step: its stage's 3.2 B parameters sharded over 128 replicas (ZeRO-2).
+  const Invocation r = stepcast("estimate --config " + kExampleScenario);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("  optimizer         <0.001    0.0 %\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(" 0.000 "), std::string::npos) << r.output;
+}
 
 TEST(Cli, AScenarioFileEstimatesAsTheOptionsItSets) {
   const Invocation from_file = stepcast("estimate --json --config " + kExampleScenario);
