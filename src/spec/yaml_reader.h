@@ -35,7 +35,7 @@ namespace stepcast::spec {
 ModelSpec read_model_yaml(std::string_view source_name, std::string_view text);
 
 /// Required: name, peak_fp32, peak_tf32, peak_bf16 (FLOP rates), hbm, hbm_bandwidth, tdp,
-/// sm_count, matmul_efficiency, memory_efficiency, attention_efficiency (fractions in (0, 1]),
+/// sm_count, matmul_efficiency, memory_efficiency, attention_efficiency (fractions of the peak, 1e-6 to 1),
 /// kernel_overhead. Optional: peak_fp8, power_limit, fp8_matmul_efficiency, collective_sms
 /// (0 to sm_count - 1, default 0), attention_half_keys (0 to 10^6, default 384).
 GpuSpec read_gpu_yaml(std::string_view source_name, std::string_view text);
