@@ -28,8 +28,9 @@ struct GpuSpec {
   double memory_efficiency = 0;    // streaming-kernel bandwidth / hbm_bandwidth
   double attention_efficiency = 0;  // FlashAttention fwd+bwd rate at long sequences / peak_bf16
   // Key positions at which FlashAttention runs at half that rate: each query block's load and
-  // softmax bookkeeping is amortised over the keys. 384 is the A100's curve (Dao 2023,
-  // FlashAttention-2, Fig. 4 and 5: head dim 128, causal, 512 -> 16k), the default.
+  // softmax bookkeeping is amortised over the keys. The default, 384, is read off the A100's curve
+  // (Dao 2023, FlashAttention-2, Fig. 4 and 5: head dim 128, causal, 512 -> 16k), for GPU files
+  // without a fit of their own; the A100 presets fit 485 to six of those kernel measurements.
   double attention_half_keys = 384;
   // The same curve for cuDNN's fused attention (--attention cudnn); 0: not measured on this GPU.
   double cudnn_attention_efficiency = 0;
