@@ -400,10 +400,14 @@ double ep_all_to_all_s(const spec::Scenario& s) {
   return collective_s(CollectiveKind::kAllToAll, bytes, group_of(s.strategy, Axis::kEp), s);
 }
 
+namespace {
+
 // One micro-batch's boundary activations between two pipeline stages, whole.
 double boundary_bytes(const spec::Scenario& s) {
   return local_tokens(s) * s.model.hidden * activation_bytes(s.strategy);
 }
+
+}  // namespace
 
 double pp_transfer_s(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
