@@ -132,7 +132,7 @@ Error located_in_scenario_file(const Error& e, const std::vector<spec::YamlSetti
   }
   if (where.empty()) return e;
   Error located = e;
-  return located.with_hint((e.hint().empty() ? "" : e.hint() + "; ") + "set in a scenario file:" + where);
+  return located.with_hint((e.hint().empty() ? "" : e.hint() + "\n  ") + "set in a scenario file:" + where);
 }
 
 void save_scenario_file(const CLI::App& sub) {

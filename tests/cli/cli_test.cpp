@@ -705,6 +705,14 @@ TEST(Cli, OptionsThatDoNotFitTogetherAreListedWhereTheScenarioFileSetsThem) {
   EXPECT_EQ(b.output, "stepcast: error: --global-batch-tokens 100 is not a whole number of 64-token sequences\n"
                       "  hint: set in a scenario file:\n    " +
                           batch + ":2: global-batch-tokens: 100\n    " + batch + ":3: seq: 64\n");
+  // After the error's own hint, on a line of its own.
+  const std::string both = testing::TempDir() + "both.yaml";
+  std::ofstream(both) << "global-batch-tokens: 4096\n";
+  EXPECT_EQ(stepcast("estimate --config " + both + " --global-batch 12").output,
+            "stepcast: error: both --global-batch and --global-batch-tokens given\n"
+            "  hint: give the batch in sequences or in tokens, not both\n"
+            "  set in a scenario file:\n    " +
+                both + ":1: global-batch-tokens: 4096\n");
   // Set on the command line alone, the same problems have no such hint.
   EXPECT_EQ(stepcast("estimate --gpus 16 --tp 3").output.find("scenario file"), std::string::npos);
 }
