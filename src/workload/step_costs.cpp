@@ -212,121 +212,145 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
   return {{shares, cost::collective_sms(layout, s.cluster)}, cost::collective_hbm_Bps(layout, s.cluster)};
 }
 
+namespace {
 
-OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
+// Host seconds launching one operator's kernels in each pass (OpTime's host fields).
+struct HostTimes {
+  double fwd = 0, bwd_input = 0, bwd_weight = 0;
+};
+
+// The share of a step's micro-batches after the first: each adds its gradients into the
+// accumulated ones (Strategy::GradAccumulation), a kernel per trained tensor unless the
+// weight-gradient GEMM adds them itself. None for an op that trains nothing.
+double accumulated_share(const Op& op, const spec::Strategy& st) {
+  const double micro_batches = op.weights + op.biases > 0 ? st.micro_batches() : 1;
+  return (micro_batches - 1) / micro_batches;
+}
+
+// The three results, each built once from its scalars: copying one half-written OpTime into
+// three stalled the CPU on every copy (store forwarding; perf annotate).
+OpTimes priced(const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
+               const HostTimes& host, double fwd_extra = 0, double bwd_extra = 0, double weight_extra = 0) {
+  return OpTimes{
+      OpTime{fwd.whole + fwd_extra, bwd_input.whole + bwd_extra, bwd_weight.whole + weight_extra, host.fwd,
+             host.bwd_input, host.bwd_weight},
+      OpTime{fwd.beside + fwd_extra, bwd_input.beside + bwd_extra, bwd_weight.beside + weight_extra, host.fwd,
+             host.bwd_input, host.bwd_weight},
+      OpTime{fwd.beside_two + fwd_extra, bwd_input.beside_two + bwd_extra, bwd_weight.beside_two + weight_extra,
+             host.fwd, host.bwd_input, host.bwd_weight}};
+}
+
+// A bandwidth-bound chain of kernels (Op::launches forward, Op::bwd_launches backward). Beside
+// collectives it streams at the HBM bandwidth they leave (cost/compute.h).
+OpTimes memory_op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
   const cost::Shares shares = overlap.beside.shares;
   const spec::GpuSpec& gpu = s.cluster.gpu;
-  // One kernel per op and pass; a GEMM's backward is two (dgrad, wgrad); FP8 adds the casts of
-  // the forward's two operands (the weight's on every micro-batch, or once per step where it is
+  const HostTimes host{host_launch_s(s, op.launches), op.bwd_bytes <= 0 ? 0 : host_launch_s(s, op.bwd_launches),
+                       host_launch_s(s, (op.weights + op.biases) * accumulated_share(op, s.strategy))};
+  const auto kernel = [&](double bytes) -> cost::KernelTime {
+    const double whole = cost::memory_time_s(bytes, gpu);
+    if (shares < cost::Shares::kBesideOne) return {whole, whole, whole};
+    const double beside = cost::memory_time_s(bytes, gpu, overlap.hbm_taken_Bps);
+    return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
+  };
+  return priced(kernel(op.bytes), op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {},
+                host);
+}
+
+// The fused attention kernel: one launch per pass.
+OpTimes attention_op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  const HostTimes host{host_launch_s(s, 1), host_launch_s(s, 1),
+                       host_launch_s(s, (op.weights + op.biases) * accumulated_share(op, s.strategy))};
+  const cost::AttentionCurve curve = cost::attention_curve(gpu, s.strategy.attention);
+  return priced(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, curve, gpu, overlap.beside),
+                cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, op.relative_rate,
+                                     curve, gpu, overlap.beside),
+                {}, host);
+}
+
+// A linear layer's three GEMMs with what runs around them: FP8 and autocast casts, the partial
+// sums of a split reduce-scatter, the scaling of baddbmm's input gradients, gradient accumulation
+// and the bias gradient's reduction.
+OpTimes gemm_op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
+  const cost::Shares shares = overlap.beside.shares;
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  // One kernel per pass and GEMM (dgrad and wgrad in backward); FP8 adds the casts of the
+  // forward's two operands (the weight's on every micro-batch, or once per step where it is
   // cached: Strategy::fp8_weight_cache) and of the backward's incoming gradient.
   const bool fp8 = fp8_gemm(op, s);
-  const bool chain = op.kind == OpKind::kMemory;
   const double weight_casts =
       fp8 && s.strategy.fp8_weight_cache ? 1.0 / s.strategy.micro_batches() : 1;
   // FP32 weights under autocast (Strategy::autocast_fp32_weights): a linear's forward casts its
   // weight to 16 bits, its backward casts the weight's gradient back to FP32, a kernel each.
-  const double autocast_casts =
-      s.strategy.autocast_fp32_weights && op.kind == OpKind::kGemm && op.weights > 0 ? 1 : 0;
-  const double linear_fwd_kernels = (fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1) + autocast_casts;
-  const double linear_bwd_kernels = (fp8 ? 1 + kFp8CastKernels : 1) + autocast_casts;
-  const double host_fwd = host_launch_s(s, chain ? op.launches : linear_fwd_kernels);
-  double host_bwd_input = chain && op.bwd_bytes <= 0
-                              ? 0
-                              : host_launch_s(s, chain ? op.bwd_launches : linear_bwd_kernels);
-  if (op.grad_scale_bytes > 0 && op.kind == OpKind::kGemm) host_bwd_input += host_launch_s(s, 2);
-  // Trained tensors: every micro-batch after the first adds its gradient into the accumulated
-  // one (Strategy::GradAccumulation), a kernel per tensor, unless the weight-gradient GEMM adds it
-  // itself; a linear bias's gradient is a reduction over the tokens, one more kernel unless the
-  // GEMM's epilogue sums it (Strategy::bias_grad_in_gemm).
-  const bool fused_weights = op.kind == OpKind::kGemm &&
-                             s.strategy.grad_accumulation == spec::GradAccumulation::kFusedIntoGemm;
-  const double tensors = op.weights + op.biases;
-  const double micro_batches = tensors > 0 ? s.strategy.micro_batches() : 1;
-  const double accumulated_share = (micro_batches - 1) / micro_batches;  // of the micro-batches
-  const double accumulations = (fused_weights ? op.biases : tensors) * accumulated_share;
-  const double bias_reductions =
-      op.kind == OpKind::kGemm && !s.strategy.bias_grad_in_gemm ? op.biases : 0;
-  const double host_bwd_weight = host_launch_s(s, (op.kind == OpKind::kGemm ? 1 : 0) + accumulations + bias_reductions);
-  // Each of the three results is built once from its scalars: copying one half-written OpTime
-  // into three stalled the CPU on every copy (store forwarding; perf annotate).
-  const auto priced = [&](double fwd, double bwd_input, double bwd_weight) {
-    return OpTime{fwd, bwd_input, bwd_weight, host_fwd, host_bwd_input, host_bwd_weight};
-  };
-  const auto set = [&](const cost::KernelTime& fwd, const cost::KernelTime& bwd_input,
-                       const cost::KernelTime& bwd_weight, double fwd_extra, double bwd_extra,
-                       double weight_extra) {
-    return OpTimes{
-        priced(fwd.whole + fwd_extra, bwd_input.whole + bwd_extra, bwd_weight.whole + weight_extra),
-        priced(fwd.beside + fwd_extra, bwd_input.beside + bwd_extra,
-               bwd_weight.beside + weight_extra),
-        priced(fwd.beside_two + fwd_extra, bwd_input.beside_two + bwd_extra,
-               bwd_weight.beside_two + weight_extra)};
-  };
-  if (op.kind == OpKind::kMemory) {
-    // Bandwidth-bound kernels beside collectives stream at the HBM bandwidth they leave
-    // (cost/compute.h).
-    const auto kernel = [&](double bytes) -> cost::KernelTime {
-      const double whole = cost::memory_time_s(bytes, gpu);
-      if (shares < cost::Shares::kBesideOne) return {whole, whole, whole};
-      const double beside = cost::memory_time_s(bytes, gpu, overlap.hbm_taken_Bps);
-      return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
-    };
-    return set(kernel(op.bytes),
-               op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {}, 0, 0,
-               0);
+  const double autocast_casts = s.strategy.autocast_fp32_weights && op.weights > 0 ? 1 : 0;
+  const double fwd_kernels = (fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1) + autocast_casts;
+  const double bwd_kernels = (fp8 ? 1 + kFp8CastKernels : 1) + autocast_casts;
+  // Trained tensors: every micro-batch after the first adds its gradient (accumulated_share),
+  // unless the weight-gradient GEMM adds it itself; a linear bias's gradient is a reduction over
+  // the tokens, one more kernel unless the GEMM's epilogue sums it (Strategy::bias_grad_in_gemm).
+  const bool fused_weights = s.strategy.grad_accumulation == spec::GradAccumulation::kFusedIntoGemm;
+  const double share = accumulated_share(op, s.strategy);
+  const double accumulations = (fused_weights ? op.biases : op.weights + op.biases) * share;
+  const double bias_reductions = !s.strategy.bias_grad_in_gemm ? op.biases : 0;
+  HostTimes host{host_launch_s(s, fwd_kernels), host_launch_s(s, bwd_kernels),
+                 host_launch_s(s, 1 + accumulations + bias_reductions)};
+  if (op.grad_scale_bytes > 0) host.bwd_input += host_launch_s(s, 2);
+  // The column-parallel backward's TP collectives run beside this op's GEMMs
+  // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
+  cost::Beside beside = overlap.beside;
+  if (op.tp_edge == BlockEdge::kStart && shares != cost::Shares::kWhole && tp_async_backward(s.strategy))
+    beside.collective_sms = std::max(beside.collective_sms, tp_backward_sms(s));
+  const double pieces = tp_overlap_pieces(op, s.strategy);
+  // The column-parallel backward's collectives run beside its whole GEMMs
+  // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
+  // the forward's is split.
+  const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
+  const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8,
+                                                          gpu, beside, pieces, !bulk_backward);
+  double fwd_extra = 0, bwd_extra = 0;
+  if (autocast_casts > 0) {
+    // Each cast reads one precision and writes the other.
+    const double cast =
+        cost::memory_time_s((kFp32Bytes + activation_bytes(s.strategy)) * op.k * op.n * op.weights, gpu);
+    fwd_extra += cast;
+    bwd_extra += cast;
   }
-  if (op.kind == OpKind::kGemm) {
-    // The column-parallel backward's TP collectives run beside this op's GEMMs
-    // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
-    cost::Beside beside = overlap.beside;
-    if (op.tp_edge == BlockEdge::kStart && shares != cost::Shares::kWhole && tp_async_backward(s.strategy))
-      beside.collective_sms = std::max(beside.collective_sms, tp_backward_sms(s));
-    const double pieces = tp_overlap_pieces(op, s.strategy);
-    // The column-parallel backward's collectives run beside its whole GEMMs
-    // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
-    // the forward's is split.
-    const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
-    const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8,
-                                                            gpu, beside, pieces, !bulk_backward);
-    double fwd_extra = 0, bwd_extra = 0;
-    if (autocast_casts > 0) {
-      // Each cast reads one precision and writes the other.
-      const double cast =
-          cost::memory_time_s((kFp32Bytes + activation_bytes(s.strategy)) * op.k * op.n * op.weights, gpu);
-      fwd_extra += cast;
-      bwd_extra += cast;
-    }
-    if (fp8) {
-      fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
-      bwd_extra += fp8_cast_s(op.m * op.n, gpu);
-    }
-    if (pieces > 1) {
-      // The split reduce-scatter delivers each rank's rows as `pieces` partial sums, which one
-      // kernel reads and adds, in the pass whose edge collective is the reduce-scatter: the
-      // forward's output (n wide) or the backward's input gradient (k wide).
-      const bool forward =
-          tp_edge_collective(op.tp_edge, false, true) == CollectiveKind::kReduceScatter;
-      const double rows = op.m / pieces * op.instances;
-      const double sum = cost::memory_time_s(
-          (pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
-      if (forward || !bulk_backward) (forward ? fwd_extra : bwd_extra) += sum;
-    }
-    if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
-    const double accumulation = fused_weights || accumulated_share <= 0
-                                    ? 0
-                                    : accumulated_share * weight_accumulation_s(op, s);
-    // The bias gradient's own kernel reads the output gradient once.
-    const double bias_grad =
-        bias_reductions > 0
-            ? cost::memory_time_s(activation_bytes(s.strategy) * op.m * op.n * op.instances, gpu)
-            : 0;
-    return set(g.fwd, g.input_grad, g.weight_grad, fwd_extra, bwd_extra, accumulation + bias_grad);
+  if (fp8) {
+    fwd_extra += fp8_cast_s(op.m * op.k, gpu) + weight_casts * fp8_cast_s(op.k * op.n, gpu);
+    bwd_extra += fp8_cast_s(op.m * op.n, gpu);
   }
-  const cost::AttentionCurve curve = cost::attention_curve(gpu, s.strategy.attention);
-  return set(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, curve, gpu, overlap.beside),
-             cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n,
-                                  op.relative_rate, curve, gpu, overlap.beside),
-             {}, 0, 0, 0);
+  if (pieces > 1) {
+    // The split reduce-scatter delivers each rank's rows as `pieces` partial sums, which one
+    // kernel reads and adds, in the pass whose edge collective is the reduce-scatter: the
+    // forward's output (n wide) or the backward's input gradient (k wide).
+    const bool forward =
+        tp_edge_collective(op.tp_edge, false, true) == CollectiveKind::kReduceScatter;
+    const double rows = op.m / pieces * op.instances;
+    const double sum = cost::memory_time_s(
+        (pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
+    if (forward || !bulk_backward) (forward ? fwd_extra : bwd_extra) += sum;
+  }
+  if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
+  const double accumulation =
+      fused_weights || share <= 0 ? 0 : share * weight_accumulation_s(op, s);
+  // The bias gradient's own kernel reads the output gradient once.
+  const double bias_grad =
+      bias_reductions > 0
+          ? cost::memory_time_s(activation_bytes(s.strategy) * op.m * op.n * op.instances, gpu)
+          : 0;
+  return priced(g.fwd, g.input_grad, g.weight_grad, host, fwd_extra, bwd_extra, accumulation + bias_grad);
+}
+
+}  // namespace
+
+OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
+  switch (op.kind) {
+    case OpKind::kMemory: return memory_op_times(op, s, overlap);
+    case OpKind::kAttention: return attention_op_times(op, s, overlap);
+    case OpKind::kGemm: break;
+  }
+  return gemm_op_times(op, s, overlap);
 }
 
 double recompute_share(const Op& op, spec::Recompute mode) {
