@@ -393,6 +393,15 @@ ModelSpec read_mixtral(const Fields& f) {
   return m;
 }
 
+// Leading dense layers (`dense`, given by `key` set to `value`) that leave a MoE config no MoE
+// layer: refused at the key, as a model file's moe block is (dense_layers below layers).
+void require_moe_layer(const Fields& f, const char* key, int value, std::int64_t dense, const ModelSpec& m) {
+  if (dense < m.layers) return;
+  f.fail(ErrorKind::kInvalidInput, key,
+         std::string(key) + " " + std::to_string(value) + " leaves no MoE layer among the " +
+             std::to_string(m.layers) + " layers");
+}
+
 // Qwen2-MoE: one shared expert of shared_expert_intermediate_size, expressed as that many
 // routed-expert-sized copies, and the layers in mlp_only_layers dense (transformers
 // Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0).
@@ -426,11 +435,7 @@ ModelSpec read_qwen2_moe(const Fields& f) {
   const int step = f.optional_int("decoder_sparse_step", 1);
   m.moe.layer_interval = step;
   const std::int64_t dense = (std::int64_t{leading_dense} + step) / step * step - 1;  // wide: step may be 2^31 - 1
-  if (dense >= m.layers) {
-    f.fail(ErrorKind::kInvalidInput, "decoder_sparse_step",
-           "decoder_sparse_step " + std::to_string(step) + " leaves no MoE layer among the " +
-               std::to_string(m.layers) + " layers");
-  }
+  require_moe_layer(f, "decoder_sparse_step", step, dense, m);
   m.moe.dense_layers = static_cast<int>(dense);
   return m;
 }
@@ -453,17 +458,15 @@ ModelSpec read_deepseek(const Fields& f) {
   m.moe.expert_ffn = f.required_int("moe_intermediate_size");
   m.moe.shared_experts = f.required_int("n_shared_experts", 0);
   const int first_k = f.required_int("first_k_dense_replace", 0);
-  if (first_k > m.layers) {
-    f.fail(ErrorKind::kInvalidInput, "first_k_dense_replace",
-           "expected at most num_hidden_layers " + std::to_string(m.layers) + ", got " +
-               std::to_string(first_k));
-  }
+  require_moe_layer(f, "first_k_dense_replace", first_k, first_k, m);
   // MoE where layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
   // (DeepseekV3DecoderLayer): from the first such layer on, every moe_layer_freq-th.
   const int freq = f.optional_int("moe_layer_freq", 1);
   m.moe.layer_interval = freq;
   // Wide: a frequency near 2^31 (refused by the limits) must not wrap.
-  m.moe.dense_layers = saturated_count((std::int64_t{first_k} + freq - 1) / freq * freq);
+  const std::int64_t dense = (std::int64_t{first_k} + freq - 1) / freq * freq;
+  require_moe_layer(f, "moe_layer_freq", freq, dense, m);
+  m.moe.dense_layers = static_cast<int>(dense);
   return m;
 }
 
@@ -552,6 +555,7 @@ ModelSpec read_llama4(const Fields& f) {
   if (f.has("num_experts_per_tok")) read_top_k(f, "num_local_experts", m);
   m.moe.shared_experts = 1;
   const int step = f.optional_int("interleave_moe_layer_step", 1);
+  require_moe_layer(f, "interleave_moe_layer_step", step, step - 1, m);
   m.moe.dense_layers = step - 1;
   m.moe.layer_interval = step;
   if (const json* listed = f.find("moe_layers"); listed != nullptr && !listed->is_null()) {

@@ -1307,6 +1307,42 @@ INSTANTIATE_TEST_SUITE_P(
                   "   \"decoder_sparse_step\": 2147483647, \"mlp_only_layers\": [0, 1]}\n"
                   "   ^",
                   ""},
+        // Llama 4 and DeepSeek configs with no MoE layer were read, and ran with expert
+        // parallelism over experts no layer has; their model files were refused.
+        ErrorCase{"Llama4MoeStepBeyondTheLayers",
+                  "{\"model_type\": \"llama4\", \"text_config\": {\"num_hidden_layers\": 4, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 100,\n"
+                  " \"interleave_moe_layer_step\": 5}}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: text_config.interleave_moe_layer_step: interleave_moe_layer_step 5 "
+                  "leaves no MoE layer among the 4 layers\n"
+                  "   \"interleave_moe_layer_step\": 5}}\n"
+                  "   ^",
+                  ""},
+        ErrorCase{"DeepSeekEveryLayerDense",
+                  "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"kv_lora_rank\": 8, "
+                  "\"v_head_dim\": 16, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2,"
+                  " \"moe_intermediate_size\": 32, \"n_shared_experts\": 1,\n \"first_k_dense_replace\": 4}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: first_k_dense_replace: first_k_dense_replace 4 leaves no MoE layer among "
+                  "the 4 layers\n"
+                  "   \"first_k_dense_replace\": 4}\n"
+                  "   ^",
+                  ""},
+        ErrorCase{"DeepSeekMoeFrequencyBeyondTheLayers",
+                  "{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 4, \"hidden_size\": 64,"
+                  " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+                  " \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, \"kv_lora_rank\": 8, "
+                  "\"v_head_dim\": 16, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2,"
+                  " \"moe_intermediate_size\": 32, \"n_shared_experts\": 1, \"first_k_dense_replace\": 1,\n"
+                  " \"moe_layer_freq\": 4}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:2: moe_layer_freq: moe_layer_freq 4 leaves no MoE layer among the 4 layers\n"
+                  "   \"moe_layer_freq\": 4}\n"
+                  "   ^",
+                  ""},
         ErrorCase{"GptOssSlidingLayersWithoutAWindow",
                   "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
                   " \"intermediate_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
