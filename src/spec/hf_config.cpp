@@ -72,6 +72,15 @@ std::string nlohmann_description(const std::string& what) {
   return std::string(rest);
 }
 
+// A key as the parser reads it: the raw text between its quotes with any escape (\u005f, \")
+// decoded.
+std::string decoded_key(std::string_view raw) {
+  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
+  std::string quoted(1, '"');
+  quoted.append(raw).push_back('"');
+  return json::parse(quoted).get<std::string>();  // valid: the whole text parsed
+}
+
 // Byte offset of the top-level key `"key":` in already-validated JSON text, or npos. Nested
 // objects are skipped so that a key inside e.g. rope_scaling is not mistaken for a top-level one.
 // A key given twice is the last one, whose value the parser keeps (as Python's json does).
@@ -89,7 +98,7 @@ size_t top_level_key_offset(std::string_view text, std::string_view key) {
       for (++i; i < text.size() && text[i] != '"'; ++i) {
         if (text[i] == '\\') ++i;
       }
-      if (depth != 1 || text.substr(start + 1, i - start - 1) != key) continue;
+      if (depth != 1 || decoded_key(text.substr(start + 1, i - start - 1)) != key) continue;
       const size_t after = text.find_first_not_of(" \t\r\n", i + 1);
       if (after != std::string_view::npos && text[after] == ':') last = start;
     }
@@ -115,6 +124,25 @@ std::string_view nested_text(std::string_view text, size_t start) {
     }
   }
   return {};
+}
+
+// Where the token that nlohmann's error quotes ("number overflow parsing '1e400'") first stands
+// in the JSON text outside a string, or npos: that error carries no position of its own.
+size_t quoted_token_offset(std::string_view text, std::string_view what) {
+  const size_t open = what.find('\'');
+  const size_t close = open == std::string_view::npos ? open : what.find('\'', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return std::string_view::npos;
+  const std::string_view token = what.substr(open + 1, close - open - 1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (text.substr(i, token.size()) == token) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
 }
 
 std::string describe(const json& value) {
@@ -716,8 +744,11 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
         .at({std::string(source_name), p.line, p.column})
         .with_excerpt(std::move(p.line_text));
   } catch (const json::exception& e) {  // e.g. out_of_range.406, a number too large for a double
-    throw Error(ErrorKind::kInvalidInput, nlohmann_description(e.what()))
-        .at({std::string(source_name)});
+    Error error(ErrorKind::kInvalidInput, nlohmann_description(e.what()));
+    const size_t at = quoted_token_offset(text, e.what());
+    if (at == std::string_view::npos) throw error.at({std::string(source_name)});
+    TextPosition p = position_of(text, at);
+    throw error.at({std::string(source_name), p.line, p.column}).with_excerpt(std::move(p.line_text));
   }
   if (!root.is_object()) {
     throw Error(ErrorKind::kInvalidInput,

@@ -1116,7 +1116,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "expected '[', '{', or a literal",
                   ""},
         ErrorCase{"NumberOverflow", "{\"hidden_size\": 1e999}", ErrorKind::kInvalidInput,
-                  "config.json: number overflow parsing '1e999'", ""},
+                  "config.json:1:17: number overflow parsing '1e999'\n  {\"hidden_size\": 1e999}\n"
+                  "                  ^",
+                  ""},
         ErrorCase{"NotAnObject", "[1, 2]", ErrorKind::kInvalidInput,
                   "config.json: expected a JSON object as in a transformers config.json, got an "
                   "array",
@@ -1342,6 +1344,24 @@ INSTANTIATE_TEST_SUITE_P(
                   "config.json:2:2: moe_layer_freq: moe_layer_freq 4 leaves no MoE layer among the 4 layers\n"
                   "   \"moe_layer_freq\": 4}\n"
                   "   ^",
+                  ""},
+        // The key the parser kept is the escaped one given last, in an escaped text_config.
+        ErrorCase{"EscapedKeysAreMatchedAsTheParserDecodesThem",
+                  "{\"model_type\": \"gemma3\", \"text\\u005fconfig\": {\"hidden_size\": 2560,\n"
+                  "  \"hidden\\u005fsize\": 2.5}}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:3: text_config.hidden_size: expected an integer, got 2.5\n"
+                  "    \"hidden\\u005fsize\": 2.5}}\n"
+                  "    ^",
+                  ""},
+        // nlohmann's overflow error has no position of its own: the token it quotes is found
+        // outside strings.
+        ErrorCase{"NumberOverflowAfterTheSameTextInAString",
+                  "{\"model_type\": \"llama\", \"note\": \"1e400\",\n  \"rope_theta\": 1e400}",
+                  ErrorKind::kInvalidInput,
+                  "config.json:2:17: number overflow parsing '1e400'\n"
+                  "    \"rope_theta\": 1e400}\n"
+                  "                  ^",
                   ""},
         ErrorCase{"GptOssSlidingLayersWithoutAWindow",
                   "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 2, \"hidden_size\": 64,"
