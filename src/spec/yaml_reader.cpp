@@ -289,6 +289,41 @@ class MapReader {
   std::vector<std::string> later_;
 };
 
+// Where the content of the `n`-th YAML document of `text` starts (0: the first), or a null mark.
+// yaml-cpp reads the first document alone, and its LoadAll, which would find the others, never
+// returns on some malformed texts. A line that starts with "---" or "..." alone or before a space
+// ends a document: no scalar holds one at column 0.
+YAML::Mark document_content(std::string_view text, int n) {
+  const auto marker = [](std::string_view line) {
+    return (line.starts_with("---") || line.starts_with("...")) &&
+           (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+  };
+  int document = 0;
+  bool seen_content = false;
+  YAML::Mark at;
+  for (size_t start = 0; start < text.size(); ++at.line) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    at.pos = static_cast<int>(start);
+    start = end + 1;
+    int offset = 0;
+    if (marker(line)) {
+      if (seen_content) ++document, seen_content = false;
+      line.remove_prefix(3);  // "--- tp: 2" starts a document on its own line
+      offset = 3;
+    }
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') continue;
+    if (document == n) {
+      at.column = offset + static_cast<int>(first);
+      return at;
+    }
+    seen_content = true;
+  }
+  return YAML::Mark::null_mark();
+}
+
 // Parses `text` and runs `read` on its root, turning every yaml-cpp exception into an Error at
 // the mark yaml-cpp gives, so that no foreign exception leaves this file.
 template <typename Read>
@@ -298,7 +333,15 @@ auto read_document(std::string_view source_name, std::string_view text, Read rea
   try {
     const YAML::Node root = YAML::Load(std::string(text));
     if (!root.IsDefined() || root.IsNull()) {
+      // yaml-cpp reads a text that opens with a stray "," as no document, without an error.
+      if (const YAML::Mark first = document_content(text, 0); !first.is_null()) {
+        src.fail(first, "", "malformed YAML: no document could be read from here");
+      }
       src.fail(YAML::Mark::null_mark(), "", "the document is empty; expected a map of keys");
+    }
+    if (const YAML::Mark second = document_content(text, 1); !second.is_null()) {
+      src.fail(second, "", "a second YAML document, after \"---\": a file holds one document, and this one would be ignored",
+               "put every key in the first document");
     }
     return read(src, root);
   } catch (const YAML::ParserException& e) {

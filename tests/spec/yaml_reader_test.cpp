@@ -565,6 +565,26 @@ TEST(YamlReader, ErrorMessages) {
        "  ^"},
       {"an empty document", [] { read_gpu_yaml("g.yaml", "# nothing\n"); },
        "g.yaml: the document is empty; expected a map of keys"},
+      // Its keys were silently ignored; a start marker and an empty trailing document are not.
+      {"a second document",
+       [] { read_model_yaml("m.yaml", "---\n" + std::string(kModel) + "---\nlayers: 4\n...\n---\n"); },
+       "m.yaml:15:1: a second YAML document, after \"---\": a file holds one document, and this one would be "
+       "ignored\n"
+       "  layers: 4\n"
+       "  ^\n"
+       "hint: put every key in the first document"},
+      {"a second document after an end marker, on the marker's line",
+       [] { read_gpu_yaml("g.yaml", "name: g\n...\n--- peak_fp32: 1\n"); },
+       "g.yaml:3:5: a second YAML document, after \"---\": a file holds one document, and this one would be "
+       "ignored\n"
+       "  --- peak_fp32: 1\n"
+       "      ^\n"
+       "hint: put every key in the first document"},
+      // yaml-cpp reads no document from it and says nothing: it is not empty.
+      {"a stray comma before the keys", [] { read_gpu_yaml("g.yaml", "# a GPU\n,\nname: g\n"); },
+       "g.yaml:2:1: malformed YAML: no document could be read from here\n"
+       "  ,\n"
+       "  ^"},
       {"a name saved in Latin-1, which JSON output could not carry",
        [] { read_model_yaml("m.yaml", edit(kModel, "name: tiny", "name: t\xEDny")); },
        "m.yaml:1:8: byte 0xED is not UTF-8 text\n"
