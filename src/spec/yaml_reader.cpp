@@ -699,7 +699,13 @@ std::vector<YamlSetting> read_yaml_settings(std::string_view source_name, std::s
         const YAML::Mark& at = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
         src.fail(at, key, "expected one value, got " + describe(kv.second));
       }
-      settings.push_back({key, kv.second.Scalar(), src.location(kv.first.Mark()),
+      // Spaces and line breaks around a value (a quoted "2 ", a block scalar's last line break)
+      // are not part of it: options would read "2\n" as no number.
+      std::string_view value = kv.second.Scalar();
+      value.remove_prefix(std::min(value.size(), value.find_first_not_of(" \t\r\n")));
+      value.remove_suffix(value.size() - std::min(value.size(), value.find_last_not_of(" \t\r\n") + 1));
+      if (value.empty()) src.fail(kv.second.Mark(), key, "expected one value, got only spaces");
+      settings.push_back({key, std::string(value), src.location(kv.first.Mark()),
                           src.location(kv.second.Mark()), src.line_at(kv.first.Mark())});
     }
     return settings;

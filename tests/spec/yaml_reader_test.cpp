@@ -633,6 +633,17 @@ TEST(YamlReader, ReadsFlatSettingsInFileOrderWithWhereEachStands) {
   EXPECT_EQ(settings[2].value, "true");
 }
 
+TEST(YamlReader, AFlatSettingsSurroundingSpacesAndLineBreaksAreNotPartOfIt) {
+  const std::vector<YamlSetting> settings =
+      read_yaml_settings("run.yaml", "tp: \"2 \"\npp: |\n  4\nhost-dispatch: \" 42.4 us\"\n");
+  ASSERT_EQ(settings.size(), 3u);
+  EXPECT_EQ(settings[0].value, "2");
+  EXPECT_EQ(settings[1].value, "4");  // a block scalar ends in a line break
+  EXPECT_EQ(settings[2].value, "42.4 us");
+  EXPECT_EQ(error_of([] { read_yaml_settings("run.yaml", "tp: \"  \"\n"); }),
+            "run.yaml:1:5: tp: expected one value, got only spaces\n  tp: \"  \"\n      ^");
+}
+
 TEST(YamlReader, FlatSettingsMustBeOneValueEach) {
   EXPECT_EQ(error_of([] { read_yaml_settings("run.yaml", "tp:\n"); }),
             "run.yaml:1:1: tp: expected one value, got nothing\n  tp:\n  ^");
