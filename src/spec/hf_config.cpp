@@ -491,7 +491,7 @@ ModelSpec read_deepseek(const Fields& f) {
   // (DeepseekV3DecoderLayer): from the first such layer on, every moe_layer_freq-th.
   const int freq = f.optional_int("moe_layer_freq", 1);
   m.moe.layer_interval = freq;
-  // Wide: a frequency near 2^31 (refused by the limits) must not wrap.
+  // Wide: a frequency near 2^31 must not wrap to a small count (it leaves no MoE layer).
   const std::int64_t dense = (std::int64_t{first_k} + freq - 1) / freq * freq;
   require_moe_layer(f, "moe_layer_freq", freq, dense, m);
   m.moe.dense_layers = static_cast<int>(dense);
