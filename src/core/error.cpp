@@ -1,6 +1,7 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace stepcast {
@@ -38,10 +39,34 @@ Error& Error::concerning(std::vector<std::string> settings) {
   return *this;
 }
 
+namespace {
+
+// Appends `text` with its control characters (a NUL or an escape sequence read from a file) made
+// visible: a NUL would end the message where C prints it, an escape sequence would act on the
+// terminal. Line breaks and tabs stay. In an excerpt each becomes one '?' so that the caret
+// under it still points at its column.
+void append_printable(std::string& out, std::string_view text, bool keep_width) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte >= 0x20 && byte != 0x7F) || c == '\n' || c == '\t') {
+      out += c;
+    } else if (keep_width) {
+      out += '?';
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    }
+  }
+}
+
+}  // namespace
+
 void Error::render() {
   rendered_.clear();
   if (!where_.file.empty()) {
-    rendered_ += where_.file;
+    append_printable(rendered_, where_.file, false);
     if (where_.line > 0) {
       rendered_ += ':';
       rendered_ += std::to_string(where_.line);
@@ -53,11 +78,11 @@ void Error::render() {
     rendered_ += ": ";
   }
   if (!field_.empty()) {
-    rendered_ += field_;
+    append_printable(rendered_, field_, false);
     rendered_ += ": ";
   }
   if (kind_ == ErrorKind::kInternal) rendered_ += "internal error (a bug): ";
-  rendered_ += message_;
+  append_printable(rendered_, message_, false);
   if (!excerpt_.empty()) {
     // A long line (minified JSON, a generated YAML flow) is shown as a window around the column.
     constexpr size_t kWidth = 120;
@@ -67,7 +92,7 @@ void Error::render() {
     const bool cut_left = first > 0, cut_right = first + kWidth < excerpt_.size();
     rendered_ += "\n  ";
     if (cut_left) rendered_ += "...";
-    rendered_.append(excerpt_, first, kWidth);
+    append_printable(rendered_, std::string_view(excerpt_).substr(first, kWidth), true);
     if (cut_right) rendered_ += "...";
     if (where_.column > 0) {
       rendered_ += "\n  ";

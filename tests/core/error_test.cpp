@@ -24,5 +24,20 @@ TEST(Error, ALongLineIsShownAsAWindowAroundTheColumn) {
   EXPECT_EQ(excerpt[caret.size() - 1], 'X');
 }
 
+TEST(Error, ControlCharactersReadFromAFileAreShownNotActedOn) {
+  // A NUL ended the printed message; an escape sequence would colour the terminal.
+  const std::string value = std::string("g\0x\x1b[31m", 8);
+  const Error e = Error(ErrorKind::kInvalidInput, "unknown GPU preset \"" + value + "\"\n  second line\tend")
+                      .at({"c.yaml", 2, 8})
+                      .in_field("gpu")
+                      .with_excerpt("gpu: \"" + value + "\"");
+  const std::string rendered = e.what();
+  EXPECT_EQ(rendered.size(), std::char_traits<char>::length(e.what()));
+  EXPECT_EQ(rendered,
+            "c.yaml:2:8: gpu: unknown GPU preset \"g\\x00x\\x1b[31m\"\n  second line\tend\n"
+            "  gpu: \"g?x?[31m\"\n"
+            "         ^");
+}
+
 }  // namespace
 }  // namespace stepcast
