@@ -1,11 +1,8 @@
 #include "spec/hf_config.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/spellcheck.h"
+#include "spec/config_fields.h"
 
 namespace stepcast::spec {
 namespace {
@@ -35,273 +33,9 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-struct TextPosition {
-  int line = 0;
-  int column = 0;
-  std::string line_text;
-};
-
-// 1-based line and column of byte `index` (clamped to the end of the text) and the line holding
-// it. A newline belongs to the line it ends, so an error found on reading it points one past that
-// line's last character.
-TextPosition position_of(std::string_view text, size_t index) {
-  index = std::min(index, text.size());
-  TextPosition p;
-  p.line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + index, '\n'));
-  const size_t previous_newline = index == 0 ? std::string_view::npos : text.rfind('\n', index - 1);
-  const size_t line_start = previous_newline == std::string_view::npos ? 0 : previous_newline + 1;
-  const size_t line_end = std::min(text.find('\n', line_start), text.size());
-  p.column = static_cast<int>(index - line_start) + 1;
-  p.line_text = std::string(text.substr(line_start, line_end - line_start));
-  if (!p.line_text.empty() && p.line_text.back() == '\r') p.line_text.pop_back();
-  return p;
-}
-
-// nlohmann's what() reads "[json.exception.parse_error.101] parse error at line 4, column 1:
-// syntax error ..."; we print our own location, so only the description after the prefix is kept.
-std::string nlohmann_description(const std::string& what) {
-  std::string_view rest = what;
-  if (!rest.empty() && rest.front() == '[') {
-    const size_t close = rest.find("] ");
-    if (close != std::string_view::npos) rest.remove_prefix(close + 2);
-  }
-  if (rest.starts_with("parse error")) {
-    const size_t colon = rest.find(": ");
-    if (colon != std::string_view::npos) rest.remove_prefix(colon + 2);
-  }
-  return std::string(rest);
-}
-
-// A key as the parser reads it: the raw text between its quotes with any escape (\u005f, \")
-// decoded.
-std::string decoded_key(std::string_view raw) {
-  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
-  std::string quoted(1, '"');
-  quoted.append(raw).push_back('"');
-  return json::parse(quoted).get<std::string>();  // valid: the whole text parsed
-}
-
-// Byte offset of the top-level key `"key":` in already-validated JSON text, or npos. Nested
-// objects are skipped so that a key inside e.g. rope_scaling is not mistaken for a top-level one.
-// A key given twice is the last one, whose value the parser keeps (as Python's json does).
-size_t top_level_key_offset(std::string_view text, std::string_view key) {
-  size_t last = std::string_view::npos;
-  int depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    } else if (c == '"') {
-      const size_t start = i;
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-      if (depth != 1 || decoded_key(text.substr(start + 1, i - start - 1)) != key) continue;
-      const size_t after = text.find_first_not_of(" \t\r\n", i + 1);
-      if (after != std::string_view::npos && text[after] == ':') last = start;
-    }
-  }
-  return last;
-}
-
-// The text of the JSON value that starts at `start` (an object or array: through its matching
-// close; a scalar: an empty view) in already-validated JSON text.
-std::string_view nested_text(std::string_view text, size_t start) {
-  if (start >= text.size() || (text[start] != '{' && text[start] != '[')) return {};
-  int depth = 0;
-  for (size_t i = start; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return text.substr(start, i - start + 1);
-    }
-  }
-  return {};
-}
-
-// Where the token that nlohmann's error quotes ("number overflow parsing '1e400'") first stands
-// in the JSON text outside a string, or npos: that error carries no position of its own.
-size_t quoted_token_offset(std::string_view text, std::string_view what) {
-  const size_t open = what.find('\'');
-  const size_t close = open == std::string_view::npos ? open : what.find('\'', open + 1);
-  if (close == std::string_view::npos || close == open + 1) return std::string_view::npos;
-  const std::string_view token = what.substr(open + 1, close - open - 1);
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-    } else if (text.substr(i, token.size()) == token) {
-      return i;
-    }
-  }
-  return std::string_view::npos;
-}
-
-std::string describe(const json& value) {
-  switch (value.type()) {
-    case json::value_t::string: {
-      std::string s = value.dump();
-      if (s.size() > 40) s = s.substr(0, 36) + "...\"";
-      return "the string " + s;
-    }
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return value.dump();
-  }
-}
-
-// Typed access to the top-level fields of one config, with errors that name the field, the
-// model_type when a field is missing, and the line that holds a bad value. The fields of a nested
-// object (a multimodal config's text_config) are named with its path and located at their line.
-class Fields {
- public:
-  Fields(std::string_view source_name, std::string_view text, const json& root)
-      : source_name_(source_name), file_text_(text), text_(text), root_(root) {}
-
-  // The object under `key` of this config, as fields of their own.
-  Fields nested(const char* key) const {
-    const json& object = root_.at(key);
-    if (!object.is_object()) wrong_type(key, "an object");
-    Fields inner(source_name_, file_text_, object);
-    inner.model_type_ = model_type_;
-    inner.prefix_ = prefix_ + key + ".";
-    inner.text_ = {};
-    const size_t key_at = top_level_key_offset(text_, key);
-    if (key_at != std::string_view::npos) {
-      const size_t open = text_.find_first_of("{[", text_.find(':', key_at));
-      inner.text_ = nested_text(text_, open);
-      inner.offset_ = offset_ + open;
-    }
-    return inner;
-  }
-
-  void set_model_type(std::string model_type) { model_type_ = std::move(model_type); }
-
-  // True when the key is present with a non-null value (transformers treats null as unset).
-  bool has(const char* key) const {
-    const auto it = root_.find(key);
-    return it != root_.end() && !it->is_null();
-  }
-
-  const json* find(const char* key) const {
-    const auto it = root_.find(key);
-    return it == root_.end() ? nullptr : &*it;
-  }
-
-  int required_int(const char* key, int min_value = 1) const {
-    if (!has(key)) {
-      if (find(key) == nullptr) missing(key);
-      wrong_type(key, "an integer");
-    }
-    return to_int(key, min_value);
-  }
-
-  int optional_int(const char* key, int fallback, int min_value = 1) const {
-    return has(key) ? to_int(key, min_value) : fallback;
-  }
-
-  bool optional_bool(const char* key, bool fallback) const {
-    if (!has(key)) return fallback;
-    if (!root_.at(key).is_boolean()) wrong_type(key, "true or false");
-    return root_.at(key).get<bool>();
-  }
-
-  // A probability in [0, 1].
-  double optional_probability(const char* key, double fallback) const {
-    if (!has(key)) return fallback;
-    const json& v = root_.at(key);
-    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) wrong_type(key, "a probability in [0, 1]");
-    return v.get<double>();
-  }
-
-  // A number, or null or absent for `fallback`.
-  double optional_number(const char* key, double fallback) const {
-    if (!has(key)) return fallback;
-    if (!root_.at(key).is_number()) wrong_type(key, "a number");
-    return root_.at(key).get<double>();
-  }
-
-  std::optional<std::string> optional_string(const char* key) const {
-    if (!has(key)) return std::nullopt;
-    if (!root_.at(key).is_string()) wrong_type(key, "a string");
-    return root_.at(key).get<std::string>();
-  }
-
-  [[noreturn]] void missing(const char* key) const {
-    throw Error(ErrorKind::kInvalidInput,
-                "missing, and model_type \"" + model_type_ + "\" requires it")
-        .at({std::string(source_name_)})
-        .in_field(prefix_ + key);
-  }
-
-  [[noreturn]] void wrong_type(const char* key, const std::string& expected) const {
-    fail(ErrorKind::kInvalidInput, key,
-         "expected " + expected + ", got " + describe(root_.at(key)));
-  }
-
-  // Throws an Error located at the line that holds `key`, with that line as the excerpt.
-  [[noreturn]] void fail(ErrorKind kind, const char* key, std::string message,
-                         std::string hint = {}) const {
-    Error error(kind, std::move(message), std::move(hint));
-    error.in_field(prefix_ + key);
-    const size_t offset = top_level_key_offset(text_, key);
-    if (offset == std::string_view::npos) {
-      error.at({std::string(source_name_)});
-    } else {
-      TextPosition p = position_of(file_text_, offset_ + offset);
-      error.at({std::string(source_name_), p.line, p.column}).with_excerpt(std::move(p.line_text));
-    }
-    throw error;
-  }
-
- private:
-  int to_int(const char* key, int min_value) const {
-    const json& v = root_.at(key);
-    double number = 0;
-    if (v.is_number_integer()) {
-      // Unsigned values beyond int64 wrap to negative here and are rejected below with the rest.
-      number = static_cast<double>(v.get<std::int64_t>());
-    } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) {
-      number = v.get<double>();
-    } else {
-      wrong_type(key, "an integer");
-    }
-    if (number < min_value) {
-      fail(ErrorKind::kInvalidInput, key,
-           "expected an integer >= " + std::to_string(min_value) + ", got " + v.dump());
-    }
-    if (number > std::numeric_limits<int>::max()) {
-      fail(ErrorKind::kInvalidInput, key,
-           "expected an integer <= " + std::to_string(std::numeric_limits<int>::max()) + ", got " +
-               v.dump());
-    }
-    return static_cast<int>(number);
-  }
-
-  std::string_view source_name_;
-  std::string_view file_text_;
-  // This object's own text within the file's, from its opening brace; empty where not found.
-  std::string_view text_;
-  size_t offset_ = 0;
-  const json& root_;
-  std::string model_type_;
-  std::string prefix_;
-};
-
 // Llama-style MLPs are gated (gate_proj, up_proj, down_proj); stepcast models the gate as SwiGLU,
 // which is what hidden_act "silu" means there.
-MlpKind gated_mlp(const Fields& f) {
+MlpKind gated_mlp(const ConfigFields& f) {
   const std::string act = f.optional_string("hidden_act").value_or("silu");
   if (act != "silu" && act != "swish") {
     f.fail(ErrorKind::kUnsupported, "hidden_act",
@@ -313,7 +47,7 @@ MlpKind gated_mlp(const Fields& f) {
 
 // GPT-2 and GPT-NeoX MLPs are two matrices around a GELU; the GELU approximations (gelu_new,
 // gelu_fast, gelu_pytorch_tanh) cost the same.
-MlpKind plain_mlp(const Fields& f, const char* key, const char* fallback) {
+MlpKind plain_mlp(const ConfigFields& f, const char* key, const char* fallback) {
   const std::string act = f.optional_string(key).value_or(fallback);
   if (!act.starts_with("gelu")) {
     f.fail(ErrorKind::kUnsupported, key, "an MLP with activation \"" + act + "\" is not supported",
@@ -322,14 +56,14 @@ MlpKind plain_mlp(const Fields& f, const char* key, const char* fallback) {
   return MlpKind::kGelu;
 }
 
-NormKind norm_kind(const Fields& f, NormKind fallback) {
+NormKind norm_kind(const ConfigFields& f, NormKind fallback) {
   if (f.has("rms_norm_eps")) return NormKind::kRmsNorm;
   if (f.has("layer_norm_eps") || f.has("layer_norm_epsilon")) return NormKind::kLayerNorm;
   return fallback;
 }
 
 // Layers, widths and heads under the field names the llama family and GPT-NeoX share.
-ModelSpec read_transformer_shape(const Fields& f) {
+ModelSpec read_transformer_shape(const ConfigFields& f) {
   ModelSpec m;
   m.layers = f.required_int("num_hidden_layers");
   m.hidden = f.required_int("hidden_size");
@@ -339,7 +73,7 @@ ModelSpec read_transformer_shape(const Fields& f) {
 }
 
 // The fields llama, mistral, mixtral, qwen2, qwen2_moe and deepseek share.
-ModelSpec read_llama_like(const Fields& f) {
+ModelSpec read_llama_like(const ConfigFields& f) {
   ModelSpec m = read_transformer_shape(f);
   // transformers: num_key_value_heads unset means multi-head attention.
   m.kv_heads = f.optional_int("num_key_value_heads", m.heads);
@@ -353,7 +87,7 @@ ModelSpec read_llama_like(const Fields& f) {
   return m;
 }
 
-void read_top_k(const Fields& f, const char* experts_key, ModelSpec& m) {
+void read_top_k(const ConfigFields& f, const char* experts_key, ModelSpec& m) {
   m.moe.top_k = f.required_int("num_experts_per_tok");
   if (m.moe.top_k > m.moe.experts) {
     f.fail(ErrorKind::kInvalidInput, "num_experts_per_tok",
@@ -362,7 +96,7 @@ void read_top_k(const Fields& f, const char* experts_key, ModelSpec& m) {
   }
 }
 
-ModelSpec read_llama(const Fields& f) {
+ModelSpec read_llama(const ConfigFields& f) {
   ModelSpec m = read_llama_like(f);
   m.bias = f.optional_bool("attention_bias", false) || f.optional_bool("mlp_bias", false);
   return m;
@@ -370,7 +104,7 @@ ModelSpec read_llama(const Fields& f) {
 
 // Mistral, Mixtral and Phi-3: sliding_window positions on every layer (Mistral 7B v0.1: 4096), or
 // null (later versions) for full attention.
-void read_sliding_window(const Fields& f, ModelSpec& m) {
+void read_sliding_window(const ConfigFields& f, ModelSpec& m) {
   m.attention_window = f.optional_int("sliding_window", 0);
   m.local_layers = m.attention_window > 0 ? m.layers : 0;
 }
@@ -378,7 +112,7 @@ void read_sliding_window(const Fields& f, ModelSpec& m) {
 // layer_types, where a config lists it, names each layer's attention: the layers with `local`
 // ("sliding_attention", or Llama 4's "chunked_attention") have the window. Returns whether the
 // config lists them.
-bool read_layer_types(const Fields& f, ModelSpec& m, const char* local = "sliding_attention") {
+bool read_layer_types(const ConfigFields& f, ModelSpec& m, const char* local = "sliding_attention") {
   const json* types = f.find("layer_types");
   if (types == nullptr || types->is_null()) return false;
   if (!types->is_array()) f.wrong_type("layer_types", "a list of attention kinds, one per layer");
@@ -402,7 +136,7 @@ bool read_layer_types(const Fields& f, ModelSpec& m, const char* local = "slidin
 
 // Qwen2 and Qwen3 configs carry a sliding_window that applies only with use_sliding_window, which
 // their published configs set false.
-void reject_qwen_sliding_window(const Fields& f) {
+void reject_qwen_sliding_window(const ConfigFields& f) {
   if (f.optional_bool("use_sliding_window", false)) {
     f.fail(
         ErrorKind::kUnsupported, "use_sliding_window",
@@ -412,7 +146,7 @@ void reject_qwen_sliding_window(const Fields& f) {
   }
 }
 
-ModelSpec read_mixtral(const Fields& f) {
+ModelSpec read_mixtral(const ConfigFields& f) {
   ModelSpec m = read_llama_like(f);
   m.moe.experts = f.required_int("num_local_experts");
   read_top_k(f, "num_local_experts", m);
@@ -423,7 +157,7 @@ ModelSpec read_mixtral(const Fields& f) {
 
 // Leading dense layers (`dense`, given by `key` set to `value`) that leave a MoE config no MoE
 // layer: refused at the key, as a model file's moe block is (dense_layers below layers).
-void require_moe_layer(const Fields& f, const char* key, int value, std::int64_t dense, const ModelSpec& m) {
+void require_moe_layer(const ConfigFields& f, const char* key, int value, std::int64_t dense, const ModelSpec& m) {
   if (dense < m.layers) return;
   f.fail(ErrorKind::kInvalidInput, key,
          std::string(key) + " " + std::to_string(value) + " leaves no MoE layer among the " +
@@ -433,7 +167,7 @@ void require_moe_layer(const Fields& f, const char* key, int value, std::int64_t
 // Qwen2-MoE: one shared expert of shared_expert_intermediate_size, expressed as that many
 // routed-expert-sized copies, and the layers in mlp_only_layers dense (transformers
 // Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0).
-ModelSpec read_qwen2_moe(const Fields& f) {
+ModelSpec read_qwen2_moe(const ConfigFields& f) {
   ModelSpec m = read_llama_like(f);
   m.moe.experts = f.required_int("num_experts");
   read_top_k(f, "num_experts", m);
@@ -472,7 +206,7 @@ ModelSpec read_qwen2_moe(const Fields& f) {
 // directly, as in DeepSeek-V2-Lite); the first first_k_dense_replace
 // layers have a dense MLP of intermediate_size, the rest n_routed_experts routed and
 // n_shared_experts shared experts of moe_intermediate_size (DeepseekV3DecoderLayer).
-ModelSpec read_deepseek(const Fields& f) {
+ModelSpec read_deepseek(const ConfigFields& f) {
   ModelSpec m = read_llama_like(f);
   m.kv_heads = m.heads;
   m.mla.qk_rope_head_dim = f.required_int("qk_rope_head_dim");
@@ -500,7 +234,7 @@ ModelSpec read_deepseek(const Fields& f) {
 
 // Gemma's MLP is gated by a GELU (GeGLU): hidden_activation, or hidden_act in the first Gemma
 // configs, both GELU approximations.
-MlpKind geglu_mlp(const Fields& f) {
+MlpKind geglu_mlp(const ConfigFields& f) {
   const char* key = f.has("hidden_activation") ? "hidden_activation" : "hidden_act";
   const std::string act = f.optional_string(key).value_or("gelu_pytorch_tanh");
   if (!act.starts_with("gelu")) {
@@ -519,7 +253,7 @@ MlpKind geglu_mlp(const Fields& f) {
 // Gemma 3's multimodal checkpoints leave out fields at their Gemma3TextConfig defaults, so the
 // defaults stand in for absent fields there; attention soft-capping and the embedding scale are
 // elementwise work inside other kernels and are not priced.
-ModelSpec read_gemma(const Fields& f, int generation) {
+ModelSpec read_gemma(const ConfigFields& f, int generation) {
   const bool defaults = generation == 3;
   const auto count = [&](const char* key, int fallback) {
     return defaults ? f.optional_int(key, fallback) : f.required_int(key);
@@ -555,7 +289,7 @@ ModelSpec read_gemma(const Fields& f, int generation) {
 // intermediate_size, a sliding window on the layers layer_types names (every other one), biases
 // on the attention and expert projections (attention_bias). Its attention sinks (a learned logit
 // per head in the softmax) and the clamp in its SwiGLU are elementwise work inside other kernels.
-ModelSpec read_gpt_oss(const Fields& f) {
+ModelSpec read_gpt_oss(const ConfigFields& f) {
   ModelSpec m = read_mixtral(f);
   m.bias = f.optional_bool("attention_bias", false);
   if (!read_layer_types(f, m)) m.local_layers = m.attention_window > 0 ? (m.layers + 1) / 2 : 0;
@@ -574,7 +308,7 @@ ModelSpec read_gpt_oss(const Fields& f) {
 // intermediate_size_mlp. The RoPE layers attend within chunks of attention_chunk_size, every
 // fourth layer (no RoPE) the whole sequence; layer_types or no_rope_layers, where listed, say
 // which. Its L2 norm of the rotary queries and keys is elementwise work inside other kernels.
-ModelSpec read_llama4(const Fields& f) {
+ModelSpec read_llama4(const ConfigFields& f) {
   ModelSpec m = read_llama_like(f);
   m.moe.expert_ffn = m.ffn;
   m.ffn = f.optional_int("intermediate_size_mlp", 16384);
@@ -613,7 +347,7 @@ ModelSpec read_llama4(const Fields& f) {
 }
 
 // GPT-2 (GPT2Config): learned positions, biases everywhere, tied embeddings unless stated.
-ModelSpec read_gpt2(const Fields& f) {
+ModelSpec read_gpt2(const ConfigFields& f) {
   ModelSpec m;
   m.layers = f.required_int("n_layer");
   m.hidden = f.required_int("n_embd");
@@ -632,7 +366,7 @@ ModelSpec read_gpt2(const Fields& f) {
 }
 
 // GPT-NeoX (Pythia, GPT-NeoX-20B): rotary on rotary_pct of each head, biases, untied embeddings.
-ModelSpec read_gpt_neox(const Fields& f) {
+ModelSpec read_gpt_neox(const ConfigFields& f) {
   ModelSpec m = read_transformer_shape(f);
   m.kv_heads = m.heads;
   m.vocab = f.required_int("vocab_size");
@@ -683,7 +417,7 @@ const HfKeys kHfKeys[] = {
     {"mla.v_head_dim", {"v_head_dim"}}};
 
 // Refuses a model field above the most stepcast takes, at the config key that gave it.
-void check_limits(const Fields& f, const ModelSpec& m) {
+void check_limits(const ConfigFields& f, const ModelSpec& m) {
   for (const ModelLimitExceeded& over : model_limits_exceeded(m)) {
     for (const HfKeys& entry : kHfKeys) {
       if (std::string_view(entry.field) != over.key) continue;
@@ -700,7 +434,7 @@ void check_limits(const Fields& f, const ModelSpec& m) {
 }
 
 // Checks the head counts the rest of stepcast divides by.
-void check_heads(const Fields& f, const ModelSpec& m, const HeadKeys& keys) {
+void check_heads(const ConfigFields& f, const ModelSpec& m, const HeadKeys& keys) {
   if (!m.head_dim_whole()) {
     f.fail(ErrorKind::kInvalidInput, keys.heads,
            std::to_string(m.heads) + " heads do not divide " + keys.hidden + " " +
@@ -716,7 +450,7 @@ void check_heads(const Fields& f, const ModelSpec& m, const HeadKeys& keys) {
 
 // The Hub id when the config names one; the last path component when it names a local folder
 // (save_pretrained writes the checkpoint path there); otherwise the file's stem or folder.
-std::string model_name(const Fields& f, std::string_view source_name) {
+std::string model_name(const ConfigFields& f, std::string_view source_name) {
   if (const auto named = f.optional_string("_name_or_path"); named && !named->empty()) {
     const char first = named->front();
     if (first != '/' && first != '.' && first != '~') return *named;
@@ -734,29 +468,14 @@ std::string model_name(const Fields& f, std::string_view source_name) {
 }  // namespace
 
 ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // e.byte counts the bytes read, so the offending one is e.byte - 1.
-    TextPosition p = position_of(text, e.byte > 0 ? e.byte - 1 : 0);
-    throw Error(ErrorKind::kInvalidInput, nlohmann_description(e.what()))
-        .at({std::string(source_name), p.line, p.column})
-        .with_excerpt(std::move(p.line_text));
-  } catch (const json::exception& e) {  // e.g. out_of_range.406, a number too large for a double
-    Error error(ErrorKind::kInvalidInput, nlohmann_description(e.what()));
-    const size_t at = quoted_token_offset(text, e.what());
-    if (at == std::string_view::npos) throw error.at({std::string(source_name)});
-    TextPosition p = position_of(text, at);
-    throw error.at({std::string(source_name), p.line, p.column}).with_excerpt(std::move(p.line_text));
-  }
+  const json root = parse_config_json(source_name, text);
   if (!root.is_object()) {
     throw Error(ErrorKind::kInvalidInput,
-                "expected a JSON object as in a transformers config.json, got " + describe(root))
+                "expected a JSON object as in a transformers config.json, got " + describe_json(root))
         .at({std::string(source_name)});
   }
 
-  Fields f(source_name, text, root);
+  ConfigFields f(source_name, text, root);
   const std::optional<std::string> type = f.optional_string("model_type");
   const std::string supported = joined(supported_model_types());
   if (!type) {
@@ -767,7 +486,7 @@ ModelSpec read_hf_config(std::string_view source_name, std::string_view text) {
   f.set_model_type(*type);
 
   ModelSpec m;
-  std::optional<Fields> language;  // a multimodal config's language model, where it has one
+  std::optional<ConfigFields> language;  // a multimodal config's language model, where it has one
   if (*type == "llama") {
     m = read_llama(f);
   } else if (*type == "mistral" || *type == "phi3") {
