@@ -18,21 +18,25 @@ namespace stepcast::cli {
 
 namespace {
 
-// CLI11's PositiveNumber reports a rejected 0 as "not in range 0.000000 to 1.797693e+308"; a
-// range of whole numbers from 1 says what is valid.
-const CLI::Range kAtLeastOne(1, std::numeric_limits<int>::max());
-const CLI::Range kAtLeastZero(0, std::numeric_limits<int>::max());
-// A count of tokens from 1 to 2^63 - 1, read with from_chars: CLI11's own conversion held a larger
-// one at 2^63 - 1 and went on with it as though typed.
-const CLI::Validator kTokenCount(
-    [](const std::string& text) {
-      long long v = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (ec == std::errc() && end == text.data() + text.size() && v >= 1) return std::string();
-      return "expected a whole number from 1 to " + std::to_string(std::numeric_limits<long long>::max()) +
-             ", got " + text;
-    },
-    "");
+// A whole number from `least` to `most`, read with from_chars. CLI11's own Range reports a
+// rejected "2 " as "Value 2  not in range 1 to 2147483647", the character it could not read
+// unseen; its PositiveNumber a rejected 0 as "not in range 0.000000 to 1.797693e+308"; and its
+// conversion held a count beyond 2^63 - 1 at 2^63 - 1 and went on as though it had been typed.
+CLI::Validator whole_number(long long least, long long most, const std::string& description) {
+  return CLI::Validator(
+      [=](const std::string& text) {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc() && end == text.data() + text.size() && v >= least && v <= most) return std::string();
+        return fmt::format("expected a whole number from {} to {}, got \"{}\"", least, most, text);
+      },
+      description);
+}
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+const CLI::Validator kAtLeastOne = whole_number(1, kMaxInt, fmt::format("INT in [1 - {}]", kMaxInt));
+const CLI::Validator kAtLeastZero = whole_number(0, kMaxInt, fmt::format("INT in [0 - {}]", kMaxInt));
+// A count of tokens, which the strategy holds as a 64-bit integer.
+const CLI::Validator kTokenCount = whole_number(1, std::numeric_limits<long long>::max(), "");
 
 // A global batch in sequences, which the strategy holds as an int.
 int sequences_per_step(std::int64_t sequences, const std::string& what) {
@@ -104,7 +108,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--recompute-every", st.recompute_interval,
                  "With --recompute full: recompute every k-th layer only")
       ->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->check(CLI::Range(0, 3))->capture_default_str();
+  cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->check(whole_number(0, 3, "INT in [0 - 3]"))->capture_default_str();
   cmd.add_flag("--sp", st.sequence_parallel, "Megatron sequence parallelism");
   cmd.add_option("--dtype", o.dtype, "Matmul precision (fp16 adds loss scaling's unscale pass)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}))
@@ -307,6 +311,16 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
       st.host_dispatch_s = core::parse_quantity(o.host_dispatch, core::Dimension::kTime);
     } catch (const Error& e) {
       throw Error(ErrorKind::kInvalidInput, e.message(), e.hint()).in_field("--host-dispatch");
+    }
+    // Eager PyTorch launches a kernel in tens of microseconds (42.4 us in the traces of
+    // ../shared/traces, docs/model.md): a launch of a second or more is a slip of the unit, and
+    // over a step's launches it would overflow the step's time instead of being named.
+    constexpr double kMaxHostDispatchS = 1;
+    if (st.host_dispatch_s > kMaxHostDispatchS) {
+      throw Error(ErrorKind::kInvalidInput,
+                  fmt::format("\"{}\" per kernel launch is more than 1 s", o.host_dispatch),
+                  "eager PyTorch takes about 42.4 us per launch, CUDA graphs about 0 us")
+          .in_field("--host-dispatch");
     }
   }
   if (o.schedule == "gpipe") st.schedule = spec::Schedule::kGpipe;

@@ -676,6 +676,12 @@ ClusterSpec read_cluster_yaml(std::string_view source_name, std::string_view tex
                  "\"nic_bandwidth\")");
       }
       level.latency_s = l.quantity("latency", Dimension::kTime);
+      // Light in fibre crosses half the globe in about 100 ms: a hop of a second or more is a
+      // slip of the unit, and over a step's messages it overflowed the step's time unnamed.
+      if (level.latency_s > 1) {
+        src.fail(l.value("latency").Mark(), l.field("latency"),
+                 "expected at most 1 s, got " + describe(l.value("latency")));
+      }
       level.oversubscription =
           l.has("oversubscription")
               ? l.number("oversubscription", 1, std::numeric_limits<double>::infinity(), false)

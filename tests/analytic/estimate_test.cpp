@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
+#include "core/error.h"
 #include "cost/collective.h"
 #include "cost/compute.h"
 #include "spec/presets.h"
@@ -360,6 +363,22 @@ TEST(Estimate, InterleavedChunksHideEachOthersGradientReductions) {
     EXPECT_GT(exposed(vp, kAligned), exposed(vp, kAsReady)) << vp;
     EXPECT_GE(exposed(vp, kAligned), reduce / vp) << vp;
   }
+}
+
+TEST(Estimate, AStepThatIsNotANumberOrLongerThanTheSimulatorsClockIsRefused) {
+  Estimate e;
+  for (const double step_s : {std::nan(""), std::numeric_limits<double>::infinity(), 1.1e9}) {
+    e.step_time_s = step_s;
+    try {
+      require_finite(e);
+      ADD_FAILURE() << step_s << " s passed";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::kInvalidInput) << step_s;
+      EXPECT_NE(std::string(error.what()).find("an input is far out of range"), std::string::npos) << error.what();
+    }
+  }
+  e.step_time_s = 1e9;
+  EXPECT_NO_THROW(require_finite(e));
 }
 
 }  // namespace
