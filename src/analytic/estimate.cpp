@@ -31,6 +31,70 @@ struct PassPair {
 // A layer of no kernels: the MoE layer of a dense model.
 constexpr PassTimes kNoLayer{};
 
+// A stage's data-parallel collectives overlapped with its passes (the gradient buckets behind
+// the backward, ZeRO-1/2's parameter gathers ahead of the forward): the stage's `layers` run in
+// `vp` chunks, whose turns come a group of `group` micro-batches apart.
+struct DpWindow {
+  double layers = 0;
+  int vp = 1;
+  double group = 1;
+};
+
+// Seconds that overlapped collectives expose, and the time the kernels beside them lost.
+struct Exposure {
+  double seconds = 0, stretch = 0;
+};
+
+// `comm` seconds of reductions beside `stream` (with `streams`, started as each layer's gradient
+// is complete). They run one after another on their stream, each chunk's from the moment its
+// gradients are complete, while the kernels of the window run slowed beside them, and alone in
+// the stage's `idle` wait between two rounds; what is left when the last backward ends is
+// exposed, and so is the time the kernels lost (`stretch`). The gathers are the same in reverse:
+// each chunk's must be done before its turn.
+Exposure dp_exposure(double comm, const PassStream& stream, bool streams, double idle, const DpWindow& w) {
+  const double pass = stream.alone();
+  const double per_layer = pass / std::max(1.0, w.layers);
+  const Phase beside = stream.beside_group(comm, 1);
+  const double slowdown = pass > 0 ? beside.beside / pass : 1;
+  const double drain = slowdown * beside.rate;  // communication done per second of the stream's
+  // The stream seconds from chunk c's gradients being complete to the end of the pass.
+  const double chunk_pass = pass / w.vp;
+  const auto window = [&](int c) {
+    return std::max(0.0, chunk_pass * (c * w.group + (streams ? 1 : 0)) - (streams ? per_layer : 0));
+  };
+  // Walk the window from the first chunk's turn: `wall` seconds elapsed, `backlog` seconds of
+  // communication queued and not yet done.
+  const double first = window(w.vp - 1);
+  double wall = 0, backlog = 0, left = first;
+  const auto advance = [&](double stream_s) {
+    if (backlog >= stream_s * drain) {
+      wall += stream_s * slowdown;
+      backlog -= stream_s * drain;
+    } else {
+      const double busy = backlog / drain;  // stream seconds until the queue is empty
+      wall += busy * slowdown + (stream_s - busy);
+      backlog = 0;
+    }
+  };
+  for (int c = w.vp - 1; c >= 0; --c) {
+    const double ready = window(c);
+    advance(left - ready);
+    left = ready;
+    backlog += comm / w.vp;
+    // Chunk c's round ends with its last pass, beside which its buckets start as each layer's
+    // gradient is complete; then the stage waits for the next chunk's first micro-batch, its
+    // kernels idle and its queue draining at the link's full rate.
+    if (c > 0 && idle > 0) {
+      const double round_end = chunk_pass * c * w.group;
+      advance(left - round_end);
+      left = round_end;
+      backlog = std::max(0.0, backlog - idle);
+    }
+  }
+  advance(left);
+  return {std::max(comm / std::max(1.0, w.layers), wall + backlog - first), wall - first};
+}
+
 // The estimate of a model with MoE layers (kMoe) or a dense one: one source compiled twice, as
 // the MoE models' per-stage mix of layers made dense models' estimates 5% slower (alternating
 // benchmark runs) where the compiler could not drop it.
@@ -391,58 +455,9 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double stage_params = workload::stage_params_per_gpu(params, m, st);
   const double group = std::min<double>(micro_batches, st.pp);
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
-  // The reductions run one after another on their stream, each chunk's from the moment its
-  // gradients are complete, while the kernels of the window run slowed beside them, and alone
-  // in the stage's `idle` wait between two rounds; what is left when the last backward ends is
-  // exposed, and so is the time the kernels lost (`stretch`). The gathers are the same in
-  // reverse: each chunk's must be done before its turn.
-  struct Exposure {
-    double seconds = 0, stretch = 0;
-  };
-  const auto exposed = [&](double comm, const PassStream& stream, bool streams, double idle) -> Exposure {
-    if (!st.overlap_dp_comm) return {comm, 0};
-    const double pass = stream.alone();
-    const double per_layer = pass / std::max(1.0, layers);
-    const Phase beside = stream.beside_group(comm, 1);
-    const double slowdown = pass > 0 ? beside.beside / pass : 1;
-    const double drain = slowdown * beside.rate;  // communication done per second of the stream's
-    // The stream seconds from chunk c's gradients being complete to the end of the pass.
-    const double chunk_pass = pass / st.vp;
-    const auto window = [&](int c) {
-      return std::max(0.0,
-                      chunk_pass * (c * group + (streams ? 1 : 0)) - (streams ? per_layer : 0));
-    };
-    // Walk the window from the first chunk's turn: `wall` seconds elapsed, `backlog` seconds of
-    // communication queued and not yet done.
-    const double first = window(st.vp - 1);
-    double wall = 0, backlog = 0, left = first;
-    const auto advance = [&](double stream_s) {
-      if (backlog >= stream_s * drain) {
-        wall += stream_s * slowdown;
-        backlog -= stream_s * drain;
-      } else {
-        const double busy = backlog / drain;  // stream seconds until the queue is empty
-        wall += busy * slowdown + (stream_s - busy);
-        backlog = 0;
-      }
-    };
-    for (int c = st.vp - 1; c >= 0; --c) {
-      const double ready = window(c);
-      advance(left - ready);
-      left = ready;
-      backlog += comm / st.vp;
-      // Chunk c's round ends with its last pass, beside which its buckets start as each layer's
-      // gradient is complete; then the stage waits for the next chunk's first micro-batch, its
-      // kernels idle and its queue draining at the link's full rate.
-      if (c > 0 && idle > 0) {
-        const double round_end = chunk_pass * c * group;
-        advance(left - round_end);
-        left = round_end;
-        backlog = std::max(0.0, backlog - idle);
-      }
-    }
-    advance(left);
-    return {std::max(comm / std::max(1.0, layers), wall + backlog - first), wall - first};
+  const DpWindow dp_window{layers, st.vp, group};
+  const auto exposed = [&](double comm, const PassStream& stream, bool streams, double idle) {
+    return st.overlap_dp_comm ? dp_exposure(comm, stream, streams, idle, dp_window) : Exposure{comm, 0};
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
                              layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};

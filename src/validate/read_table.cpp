@@ -106,7 +106,10 @@ void require_columns(const core::CsvTable& t, const char* const (&columns)[N], c
   for (const char* c : columns) {
     if (t.column(c) >= 0) continue;
     std::string all;
-    for (const char* d : columns) all += (all.empty() ? "" : ", ") + std::string(d);
+    for (const char* d : columns) {
+      if (!all.empty()) all += ", ";
+      all += d;
+    }
     throw Error(ErrorKind::kInvalidInput, std::string("missing column \"") + c + "\"",
                 std::string("the ") + schema + " schema has the columns: " + all)
         .at({t.source, 1, 0});
