@@ -95,6 +95,140 @@ Exposure dp_exposure(double comm, const PassStream& stream, bool streams, double
   return {std::max(comm / std::max(1.0, w.layers), wall + backlog - first), wall - first};
 }
 
+// A kind of layer (dense or MoE) as priced for one micro-batch: its kernels, its exposed TP and
+// CP communication and host time, ZeRO-3's collectives of one such layer, and what those expose
+// per layer on average beside its neighbours in the model.
+struct LayerKind {
+  const PassTimes& passes;
+  LayerComm tp, cp;
+  double host = 0;
+  workload::ShardedLayer sharded;
+  PassPair sharded_exposed;
+};
+
+LayerComm combined(const LayerComm& a, const LayerComm& b, const LayerComm& c) {
+  return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches,
+                   a.bwd_launches + b.bwd_launches + c.bwd_launches};
+}
+
+// A kind of layer whose kernels are `passes`; a MoE layer's EP collectives `ep` are its host's too.
+LayerKind priced_kind(const spec::Scenario& s, const PassTimes& passes, bool moe_layer, const LayerComm& ep) {
+  const LayerComm tp = tp_comm(s, passes), cp = cp_comm(s, passes);
+  return {passes, tp, cp, layer_host_s(s, passes, combined(tp, cp, moe_layer ? ep : LayerComm{})),
+          workload::sharded_layer(s, moe_layer), {}};
+}
+
+// ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
+// for backward, and reduce-scatter its gradients; prefetching hides them behind the kernels of
+// the layer run before, which run on the SMs the collectives leave while they run. A layer's
+// forward therefore runs beside the next layer's gather, its backward beside the previous
+// layer's gather and the next layer's reduce-scatter (and FSDP2's copy of the gradients in
+// before it); a MoE layer's experts make its collectives the larger. Blocking collectives hide
+// nothing and slow nothing. FSDP2's copy out of each gather runs on the compute stream before
+// the layer. What a layer of kind `own` (EP collectives `own_ep`) exposes between neighbours
+// whose collectives are `before` and `after`; the copies are FSDP's time, the kernels and TP and
+// EP collectives counted elsewhere.
+PassPair sharded_exposure(const spec::Scenario& s, const LayerKind& own, const LayerComm& own_ep,
+                          const workload::ShardedLayer& before, const workload::ShardedLayer& after) {
+  const spec::Strategy& st = s.strategy;
+  const workload::ShardedLayer& mine = own.sharded;
+  if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
+    return {mine.gather, mine.gather + full_recompute_fraction(st) * mine.regather + mine.scatter};
+  }
+  const PassTimes& k = own.passes;
+  // The gradient group's collectives run beside the passes' exposed TP, CP and EP
+  // communication too.
+  const LinkSplit links = split_by_links(s, own.tp, own.cp, own_ep);
+  const PassStream fwd{k.fwd + mine.copy_out, k.beside.fwd + mine.copy_out, k.beside.fwd + mine.copy_out,
+                       links.apart.fwd, links.shared.fwd};
+  const PassStream bwd{k.bwd + k.recompute + mine.copy_out, k.beside.bwd + k.beside.recompute + mine.copy_out,
+                       k.beside_two.bwd + k.beside_two.recompute + mine.copy_out, links.apart.bwd,
+                       links.shared.bwd};
+  // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
+  // gradients' copy in is exposed, as the copies out are.
+  const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
+  const double beside_copy_in = copies_in_turn ? 0 : after.copy_in, own_copy_in = copies_in_turn ? mine.copy_in : 0;
+  return {overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + mine.copy_out,
+          sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter) - bwd.alone() + mine.copy_out +
+              own_copy_in};
+}
+
+// Each kind's ZeRO-3 exposure per layer, over the kinds of its neighbours in the model (a dense
+// model's are dense).
+template <bool kMoe>
+void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dense, LayerKind& moe) {
+  if constexpr (kMoe) {
+    const spec::ModelSpec& m = s.model;
+    // Layers by their kind and their neighbours' (the first and last count as their own
+    // neighbours), as the bits of 4 kind + 2 before + after, each combination priced once.
+    int count[8] = {};
+    for (int l = 0; l < m.layers; ++l) {
+      const bool moe_layer = m.is_moe_layer(l);
+      const bool before = l > 0 ? m.is_moe_layer(l - 1) : moe_layer;
+      const bool after = l + 1 < m.layers ? m.is_moe_layer(l + 1) : moe_layer;
+      ++count[4 * moe_layer + 2 * before + after];
+    }
+    const auto kind_of = [&](bool is_moe) -> LayerKind& { return is_moe ? moe : dense; };
+    PassPair exposed[2];
+    double layers[2] = {0, 0};
+    for (int c = 0; c < 8; ++c) {
+      if (count[c] == 0) continue;
+      const bool kind = c & 4;
+      const PassPair e = sharded_exposure(s, kind_of(kind), kind ? ep : LayerComm{}, kind_of(c & 2).sharded,
+                                          kind_of(c & 1).sharded);
+      exposed[kind].fwd += count[c] * e.fwd;
+      exposed[kind].bwd += count[c] * e.bwd;
+      layers[kind] += count[c];
+    }
+    for (int kind : {0, 1}) {
+      if (layers[kind] <= 0) continue;
+      kind_of(kind).sharded_exposed = {exposed[kind].fwd / layers[kind], exposed[kind].bwd / layers[kind]};
+    }
+  } else {
+    dense.sharded_exposed = sharded_exposure(s, dense, {}, dense.sharded, dense.sharded);
+  }
+}
+
+// One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
+// `moe_share`: kernels, exposed communication and host time.
+struct LayerCost {
+  double fwd = 0, bwd = 0, fwd_beside = 0, bwd_beside = 0, wgrad = 0;
+  double tp = 0, cp = 0, ep = 0;
+  PassPair fsdp;      // exposed ZeRO-3 time of each pass
+  double gather = 0;  // one ZeRO-3 gather of the layer's parameters
+  double host = 0;
+  LinkSplit links;
+  double total() const { return fwd + bwd + tp + cp + ep + fsdp.total() + host; }
+};
+
+// Inlined: as a call that returns the struct through memory it made the estimate benchmark 3-5%
+// slower (alternating runs).
+__attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario& s, const LayerKind& dense,
+                                                            const LayerKind& moe, const LayerComm& ep,
+                                                            double moe_share) {
+  const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
+  const PassTimes &d = dense.passes, &e = moe.passes;
+  return LayerCost{
+      .fwd = mix(d.fwd, e.fwd),
+      .bwd = mix(d.bwd + d.recompute, e.bwd + e.recompute),
+      .fwd_beside = mix(d.beside.fwd, e.beside.fwd),
+      .bwd_beside = mix(d.beside.bwd + d.beside.recompute, e.beside.bwd + e.beside.recompute),
+      .wgrad = mix(d.wgrad, e.wgrad),
+      .tp = mix(dense.tp.fwd, moe.tp.fwd) + mix(dense.tp.bwd, moe.tp.bwd),
+      .cp = mix(dense.cp.fwd, moe.cp.fwd) + mix(dense.cp.bwd, moe.cp.bwd),
+      .ep = moe_share * (ep.fwd + ep.bwd),
+      .fsdp = {mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
+               mix(dense.sharded_exposed.bwd, moe.sharded_exposed.bwd)},
+      .gather = mix(dense.sharded.gather, moe.sharded.gather),
+      .host = mix(dense.host, moe.host),
+      // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
+      // run beside the passes' exposed TP, CP and EP communication too (PassStream).
+      .links = split_by_links(s, {mix(dense.tp.fwd, moe.tp.fwd), mix(dense.tp.bwd, moe.tp.bwd)},
+                              {mix(dense.cp.fwd, moe.cp.fwd), mix(dense.cp.bwd, moe.cp.bwd)},
+                              {moe_share * ep.fwd, moe_share * ep.bwd}),
+  };
+}
+
 // The estimate of a model with MoE layers (kMoe) or a dense one: one source compiled twice, as
 // the MoE models' per-stage mix of layers made dense models' estimates 5% slower (alternating
 // benchmark runs) where the compiler could not drop it.
@@ -108,7 +242,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The layers' kernels overlap collectives (ZeRO-3 two at once in backward); the slowdowns of
   // the embedding and head are taken as the layers'.
   const cost::Shares shares = st.zero_stage >= 3 ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
-  const PassTimes dense = price(workload::layer_ops(s, false), s, shares);
+  const PassTimes dense_passes = price(workload::layer_ops(s, false), s, shares);
   const auto moe_layer = [&]() -> decltype(auto) {
     if constexpr (kMoe) {
       return price(workload::layer_ops(s, true), s, shares);
@@ -116,123 +250,16 @@ Estimate estimate_with(const spec::Scenario& s) {
       return (kNoLayer);
     }
   };
-  const auto& moe = moe_layer();
+  const auto& moe_passes = moe_layer();
   const PassTimes head = price(workload::head_ops(s), s, cost::Shares::kWhole);
   const PassTimes embed = price(workload::embedding_ops(s), s, cost::Shares::kWhole);
 
-  const LayerComm tp_d = tp_comm(s, dense), cp_d = cp_comm(s, dense);
-  const LayerComm tp_m = kMoe ? tp_comm(s, moe) : LayerComm{};
-  const LayerComm cp_m = kMoe ? cp_comm(s, moe) : LayerComm{};
   const LayerComm ep = ep_comm(s);
-  const auto sum = [](LayerComm a, LayerComm b, LayerComm c) {
-    return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches,
-                     a.bwd_launches + b.bwd_launches + c.bwd_launches};
-  };
-  const double host_d = layer_host_s(s, dense, sum(tp_d, cp_d, {}));
-  const double host_m = kMoe ? layer_host_s(s, moe, sum(tp_m, cp_m, ep)) : 0;
-
-  // ZeRO-3 / FSDP: per micro-batch and layer, gather the layer's parameters for forward and again
-  // for backward, and reduce-scatter its gradients; prefetching hides them behind the kernels of
-  // the layer run before, which run on the SMs the collectives leave while they run. A layer's
-  // forward therefore runs beside the next layer's gather, its backward beside the previous
-  // layer's gather and the next layer's reduce-scatter (and FSDP2's copy of the gradients in
-  // before it); a MoE layer's experts make its collectives the larger. Blocking collectives hide
-  // nothing and slow nothing. FSDP2's copy out of each gather runs on the compute stream before
-  // the layer. What a layer of kernels `k` (TP collectives `tp`) exposes between neighbours of
-  // those kinds; the copies are FSDP's time, the kernels and TP and EP collectives counted
-  // elsewhere.
-  const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
-  const workload::ShardedLayer sharded_kind[2] = {workload::sharded_layer(s, false),
-                                                  kMoe ? workload::sharded_layer(s, true) : workload::ShardedLayer{}};
-  const auto sharded_s = [&](const PassTimes& k, const LayerComm& tp, const LayerComm& cp, bool moe_layer,
-                             bool moe_before, bool moe_after) -> PassPair {
-    const workload::ShardedLayer& own = sharded_kind[moe_layer];
-    if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
-      return {own.gather, own.gather + full_recompute_fraction(st) * own.regather + own.scatter};
-    }
-    const workload::ShardedLayer &before = sharded_kind[moe_before], &after = sharded_kind[moe_after];
-    // The gradient group's collectives run beside the passes' exposed TP, CP and EP
-    // communication too.
-    const LinkSplit links = split_by_links(s, tp, cp, moe_layer ? ep : LayerComm{});
-    const PassStream fwd{k.fwd + own.copy_out, k.beside.fwd + own.copy_out, k.beside.fwd + own.copy_out,
-                         links.apart.fwd, links.shared.fwd};
-    const PassStream bwd{k.bwd + k.recompute + own.copy_out, k.beside.bwd + k.beside.recompute + own.copy_out,
-                         k.beside_two.bwd + k.beside_two.recompute + own.copy_out, links.apart.bwd,
-                         links.shared.bwd};
-    // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
-    // gradients' copy in is exposed, as the copies out are.
-    const double beside_copy_in = copies_in_turn ? 0 : after.copy_in, own_copy_in = copies_in_turn ? own.copy_in : 0;
-    return {overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + own.copy_out,
-            sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter) - bwd.alone() + own.copy_out +
-                own_copy_in};
-  };
-  // Per kind of layer, over the kinds of its neighbours in the model (a dense model's are dense).
-  PassPair sharded_dense, sharded_moe;
-  if (st.zero_stage >= 3) {
-    if constexpr (kMoe) {
-      // Layers by their kind and their neighbours' (the first and last count as their own
-      // neighbours), as the bits of 4 kind + 2 before + after, each combination priced once.
-      int count[8] = {};
-      for (int l = 0; l < m.layers; ++l) {
-        const bool moe_layer = m.is_moe_layer(l);
-        const bool before = l > 0 ? m.is_moe_layer(l - 1) : moe_layer;
-        const bool after = l + 1 < m.layers ? m.is_moe_layer(l + 1) : moe_layer;
-        ++count[4 * moe_layer + 2 * before + after];
-      }
-      PassPair exposed[2];
-      double layers[2] = {0, 0};
-      for (int c = 0; c < 8; ++c) {
-        if (count[c] == 0) continue;
-        const bool kind = c & 4;
-        const PassPair e =
-            sharded_s(kind ? moe : dense, kind ? tp_m : tp_d, kind ? cp_m : cp_d, kind, c & 2, c & 1);
-        exposed[kind].fwd += count[c] * e.fwd;
-        exposed[kind].bwd += count[c] * e.bwd;
-        layers[kind] += count[c];
-      }
-      for (int kind : {0, 1}) {
-        if (layers[kind] <= 0) continue;
-        PassPair& per_layer = kind ? sharded_moe : sharded_dense;
-        per_layer = {exposed[kind].fwd / layers[kind], exposed[kind].bwd / layers[kind]};
-      }
-    } else {
-      sharded_dense = sharded_s(dense, tp_d, cp_d, false, false, false);
-    }
-  }
-
-  // One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
-  // `moe_share`: kernels, exposed communication and host time. Inlined: as a call that returns
-  // the struct through memory it made the estimate benchmark 3-5% slower (alternating runs).
-  struct LayerCost {
-    double fwd = 0, bwd = 0, fwd_beside = 0, bwd_beside = 0, wgrad = 0;
-    double tp = 0, cp = 0, ep = 0;
-    PassPair fsdp;      // exposed ZeRO-3 time of each pass
-    double gather = 0;  // one ZeRO-3 gather of the layer's parameters
-    double host = 0;
-    LinkSplit links;
-    double total() const { return fwd + bwd + tp + cp + ep + fsdp.total() + host; }
-  };
+  LayerKind dense = priced_kind(s, dense_passes, false, ep);
+  LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, 0, {}, {}};
+  if (st.zero_stage >= 3) price_sharded<kMoe>(s, ep, dense, moe);
   const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
-    const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
-    return LayerCost{
-        .fwd = mix(dense.fwd, moe.fwd),
-        .bwd = mix(dense.bwd + dense.recompute, moe.bwd + moe.recompute),
-        .fwd_beside = mix(dense.beside.fwd, moe.beside.fwd),
-        .bwd_beside =
-            mix(dense.beside.bwd + dense.beside.recompute, moe.beside.bwd + moe.beside.recompute),
-        .wgrad = mix(dense.wgrad, moe.wgrad),
-        .tp = mix(tp_d.fwd, tp_m.fwd) + mix(tp_d.bwd, tp_m.bwd),
-        .cp = mix(cp_d.fwd, cp_m.fwd) + mix(cp_d.bwd, cp_m.bwd),
-        .ep = moe_share * (ep.fwd + ep.bwd),
-        .fsdp = {mix(sharded_dense.fwd, sharded_moe.fwd), mix(sharded_dense.bwd, sharded_moe.bwd)},
-        .gather = mix(sharded_kind[0].gather, sharded_kind[1].gather),
-        .host = mix(host_d, host_m),
-        // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
-        // run beside the passes' exposed TP, CP and EP communication too (PassStream).
-        .links = split_by_links(s, {mix(tp_d.fwd, tp_m.fwd), mix(tp_d.bwd, tp_m.bwd)},
-                                {mix(cp_d.fwd, cp_m.fwd), mix(cp_d.bwd, cp_m.bwd)},
-                                {moe_share * ep.fwd, moe_share * ep.bwd}),
-    };
+    return mixed_layer(s, dense, moe, ep, moe_share);
   };
   // The whole model's average layer; a stage's own where MoE and dense layers alternate or lead.
   const LayerCost average = layer_cost(m.moe_layer_fraction());
