@@ -326,6 +326,15 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   if (o.schedule == "gpipe") st.schedule = spec::Schedule::kGpipe;
   if (o.schedule == "interleaved") st.schedule = spec::Schedule::kInterleaved;
   if (o.schedule == "zb-h1") st.schedule = spec::Schedule::kZeroBubbleH1;
+  // 1f1b is also the schedule left unnamed, which vp > 1 makes interleaved; named, it is refused
+  // with vp > 1 as gpipe and zb-h1 are, rather than run interleaved unasked.
+  if (o.schedule == "1f1b" && st.vp > 1) {
+    throw Error(ErrorKind::kInvalidInput,
+                fmt::format("vp {} needs the interleaved schedule, but --schedule is 1f1b; use vp 1 with 1f1b, "
+                            "or --schedule interleaved",
+                            st.vp))
+        .concerning({"vp", "schedule"});
+  }
   if (st.seq_len == 0) {
     st.seq_len = s.model.max_seq > 0 ? std::min(kDefaultSeqLen, s.model.max_seq) : kDefaultSeqLen;
   }

@@ -303,6 +303,22 @@ class Checker {
                   "; nearest valid global batches: " + nearest_multiples(st_.global_batch, per_step),
               {"global-batch", "global-batch-tokens", "micro-batch"});
       concerns_dp();
+    } else if (const std::int64_t m = st_.global_batch / per_step;
+               st_.schedule == Schedule::kInterleaved && m > st_.pp && m % st_.pp != 0) {
+      // The interleaved schedule runs the micro-batches through the chunks in groups of pp.
+      // Megatron-LM refuses a count that leaves a shorter last group ("number of microbatches is
+      // not divisible by pipeline-model-parallel-size when using interleaved schedule";
+      // Megatron-Core: the remainder over microbatch_group_size_per_vp_stage, pp by default,
+      // must be 0): after full groups, a stage's warm-up forwards then include one that waits on
+      // a backward that waits on it, and the schedule deadlocks. One group of fewer than pp is
+      // all forwards, then all backwards, and runs.
+      const std::int64_t group = per_step * st_.pp;
+      problem("the interleaved schedule runs micro-batches in groups of pp " + str(st_.pp) + ", but " + str(m) +
+                  " micro-batches (global batch " + str(st_.global_batch) + " / " + unit +
+                  ") leave a last group of " + str(m % st_.pp) + "; nearest valid global batches: " +
+                  nearest_multiples(st_.global_batch, group),
+              {"global-batch", "global-batch-tokens", "micro-batch", "pp", "vp"});
+      concerns_dp();
     }
   }
 

@@ -233,6 +233,31 @@ TEST(Cli, AKernelLaunchOrALinkHopOfMoreThanASecondIsNamedAsTheSlipOfUnitItIs) {
             std::string::npos) << hop.output;
 }
 
+TEST(Cli, AnExplicitOneFOneBScheduleWithVirtualStagesIsRefusedLikeGpipe) {
+  const Invocation r = stepcast("estimate --gpus 2 --pp 2 --vp 2 --schedule 1f1b");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output,
+            "stepcast: error: vp 2 needs the interleaved schedule, but --schedule is 1f1b; use vp 1 with "
+            "1f1b, or --schedule interleaved\n");
+  // Left unnamed, vp 2 makes the schedule interleaved.
+  EXPECT_NE(stepcast("estimate --gpus 2 --pp 2 --vp 2").output.find("interleaved schedule"), std::string::npos);
+}
+
+TEST(Cli, AnInterleavedStepWhoseMicroBatchesLeaveAShortLastGroupIsRefusedWithTheBatchesThatFit) {
+  // pp 4, vp 3, 5 micro-batches deadlocked in the simulator: stage 0's warm-up forward of
+  // micro-batch 4 waited on stage 3, whose forward of it came after a backward that waited on
+  // stage 0's backward of micro-batch 0, which came after that forward.
+  for (const char* command : {"estimate", "simulate"}) {
+    const Invocation r = stepcast(std::string(command) + " --gpus 4 --pp 4 --vp 3 --global-batch 5 --seq 128");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.output,
+              "stepcast: error: the interleaved schedule runs micro-batches in groups of pp 4, but 5 "
+              "micro-batches (global batch 5 / dp 1 x micro batch 1 = 1) leave a last group of 1; nearest "
+              "valid global batches: 4, 8\n");
+  }
+  EXPECT_EQ(stepcast("simulate --gpus 4 --pp 4 --vp 3 --global-batch 3 --seq 128").exit_code, 0);
+}
+
 TEST(Cli, AnMfuAbove100PercentSaysItsConventionCountsTheWholeAttentionMatrix) {
   const Invocation long_context = stepcast("estimate --cluster dgx-a100-80g --seq 131072");
   ASSERT_EQ(long_context.exit_code, 0) << long_context.output;

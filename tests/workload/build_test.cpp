@@ -1080,15 +1080,31 @@ TEST(Build, TiedEmbeddingsSyncTheirGradientBetweenTheEndStagesBeforeTheirOptimiz
   EXPECT_GE(analytic::estimate(s).breakdown.dp_comm_s, tied_embedding_sync_s(s));
 }
 
-TEST(Build, EveryScheduleSimulatesWithoutDeadlockForAnyMicroBatchCount) {
+TEST(Build, EveryScheduleSimulatesWithoutDeadlockForEveryMicroBatchCountItAccepts) {
   for (spec::Schedule schedule : {spec::Schedule::kGpipe, spec::Schedule::k1F1B, spec::Schedule::kInterleaved,
                                   spec::Schedule::kZeroBubbleH1}) {
-    for (int m : {1, 3, 5, 8}) {
-      Shape x{.gpus = 64, .tp = 8, .pp = 4, .global_batch = 2 * m};
-      x.schedule = schedule;
-      if (schedule == spec::Schedule::kInterleaved) x.vp = 2;
-      const analysis::Simulation sim = analysis::simulate(scenario("llama2-70b", "dgx-h100", x));
-      EXPECT_GT(sim.metrics.step_time_s, 0) << spec::name(schedule) << " m " << m;
+    for (int vp : {2, 3}) {
+      if (vp > 2 && schedule != spec::Schedule::kInterleaved) continue;
+      for (int m = 1; m <= 13; ++m) {
+        Shape x{.gpus = 32, .tp = 8, .pp = 4, .global_batch = m, .seq = 1024};
+        x.schedule = schedule;
+        if (schedule == spec::Schedule::kInterleaved) x.vp = vp;
+        // Interleaving refuses a last group shorter than pp after full ones (m 5-7, 9-11, 13):
+        // there, a warm-up forward waits on a backward that waits on it (pp 4, vp 3, m 5).
+        const bool refused = schedule == spec::Schedule::kInterleaved && m > 4 && m % 4 != 0;
+        spec::Scenario s;
+        try {
+          s = scenario("llama2-70b", "dgx-h100", x);
+          EXPECT_FALSE(refused) << spec::name(schedule) << " vp " << vp << " m " << m;
+        } catch (const Error& e) {
+          EXPECT_TRUE(refused) << e.what();
+          EXPECT_NE(std::string(e.what()).find("leave a last group of " + std::to_string(m % 4)), std::string::npos)
+              << e.what();
+          continue;
+        }
+        const analysis::Simulation sim = analysis::simulate(s);
+        EXPECT_GT(sim.metrics.step_time_s, 0) << spec::name(schedule) << " vp " << vp << " m " << m;
+      }
     }
   }
 }
