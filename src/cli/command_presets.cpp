@@ -1,11 +1,14 @@
 // stepcast presets [show NAME]: list the built-in models, GPUs and clusters, or print one as YAML
 // that can be edited and passed back with --model FILE / --cluster FILE. A Hugging Face
-// config.json in place of NAME prints the model it describes in the same schema.
+// config.json (or a checkpoint directory holding one) in place of NAME prints the model it
+// describes in the same schema.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "spec/presets.h"
 #include "spec/yaml_writer.h"
 
@@ -18,7 +21,16 @@ Runner add_presets(CLI::App& app) {
   show->add_option("name", *name, "Preset name, or a Hugging Face config.json to convert")
       ->required();
   return [show, name] {
-    if (show->parsed() && name->ends_with(".json")) {
+    if (show->parsed() && (name->ends_with(".yaml") || name->ends_with(".yml"))) {
+      throw Error(ErrorKind::kInvalidInput, "is a YAML file, already in the schema presets show prints")
+          .at({*name, 0, 0})
+          .with_hint("give it to --model, --cluster or a cluster's gpu: as it is");
+    }
+    // A config.json, a checkpoint's directory or any other path is read as a model, whose reader
+    // says what is wrong with the path; a bare name is a preset's.
+    std::error_code ignored;
+    if (show->parsed() && (name->ends_with(".json") || spec::written_as_path(*name) ||
+                           std::filesystem::exists(*name, ignored))) {
       const spec::ModelSpec m = spec::load_model(*name);
       fmt::print("{}",
                  spec::model_yaml(

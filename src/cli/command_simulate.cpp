@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/result_output.h"
 #include "cli/scenario_options.h"
+#include "core/csv.h"
 #include "core/error.h"
 #include "report/chrome_trace.h"
 #include "report/report.h"
@@ -33,6 +34,7 @@ Runner add_simulate(CLI::App& app) {
     if (!trace->empty()) {
       const Error cannot_write(ErrorKind::kIo, fmt::format("cannot write the Chrome trace to {}", *trace),
                                "check that the directory exists and is writable, and that its disk is not full");
+      core::require_writable_path(*trace, "the Chrome trace");
       std::ofstream out(*trace, std::ios::binary);
       if (!out) throw cannot_write;
       try {

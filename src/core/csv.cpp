@@ -110,8 +110,16 @@ std::string read_file(const std::string& path) {
   // A directory opens as a stream on Linux and then reads as nothing, which a parser would report
   // as an empty or truncated document.
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) {
     throw Error(ErrorKind::kIo, "is a directory, not a file").at({path, 0, 0});
+  }
+  // A FIFO blocks the open until something writes to it, and a device such as /dev/zero never
+  // ends: the run would hang. Every input stepcast reads is a file read whole.
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error(ErrorKind::kIo, "is not a regular file (a pipe, device or socket)")
+        .at({path, 0, 0})
+        .with_hint("write what it holds to a file and give that file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kIo, std::string("cannot open for reading: ") + std::strerror(errno)).at({path, 0, 0});
@@ -120,7 +128,20 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+void require_writable_path(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  // Opening a FIFO for writing blocks until something reads it: the run would hang.
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_character_file(status)) {
+    throw Error(ErrorKind::kIo, "cannot write " + std::string(what) + ": the path is not a regular file")
+        .at({path, 0, 0})
+        .with_hint("give the path of a file to create or overwrite");
+  }
+}
+
 void write_file(const std::string& path, std::string_view text, std::string_view what) {
+  require_writable_path(path, what);
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();  // a full disk shows only when the buffer is flushed (/dev/full)

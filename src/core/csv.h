@@ -30,8 +30,13 @@ struct CsvTable {
 /// unterminated quote or a record whose cell count differs from the header's.
 CsvTable read_csv(std::string_view source, std::string_view text);
 
-/// The whole file; throws Error(kIo) naming the path when it cannot be read.
+/// The whole file; throws Error(kIo) naming the path when it cannot be read or is not a regular
+/// file (a FIFO would block the open, a device such as /dev/zero never end).
 std::string read_file(const std::string& path);
+
+/// Throws Error(kIo) at `path`, "cannot write `what`", when the path exists and is neither a
+/// regular file nor a character device (/dev/null, /dev/stdout): opening a FIFO would block.
+void require_writable_path(const std::string& path, std::string_view what);
 
 /// Writes `text` to the file at `path`; throws Error(kIo) at the path, "cannot write `what`",
 /// when it cannot be written.

@@ -131,7 +131,8 @@ ModelSpec load_model(std::string_view name_or_path) {
   // A Hugging Face model directory, as downloaded: its config.json.
   const std::filesystem::path config = std::filesystem::path(path) / "config.json";
   std::error_code ignored;
-  if (std::filesystem::is_regular_file(config, ignored)) return read_hf_config(config.string(), core::read_file(config.string()));
+  // A config.json that is there but no file (a directory, a pipe) is named as what is wrong.
+  if (std::filesystem::exists(config, ignored)) return read_hf_config(config.string(), core::read_file(config.string()));
   not_a_spec_file(path, "model", "a model .yaml file, a Hugging Face config.json or a directory holding one");
 }
 

@@ -1,16 +1,19 @@
 // The stepcast binary end to end: output, error messages on stderr and exit codes (README,
 // docs/errors.md).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace {
 
@@ -386,6 +389,45 @@ TEST(Cli, ADirectoryGivenAsAFileExitsOneSayingSo) {
   const Invocation r = stepcast("validate /tmp");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "stepcast: error: /tmp: is a directory, not a file\n");
+}
+
+TEST(Cli, APipeOrADeviceGivenAsAFileIsRefusedInsteadOfHanging) {
+  // Opening a FIFO blocks until something writes (or reads) it; /dev/zero never ends.
+  const std::string dir = testing::TempDir() + "stepcast_fifos/";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "checkpoint");
+  for (const char* name : {"runs.csv", "model.json", "run.yaml", "trace.json", "checkpoint/config.json"})
+    ASSERT_EQ(mkfifo((dir + name).c_str(), 0600), 0) << name;
+  const std::string not_regular = ": is not a regular file (a pipe, device or socket)\n"
+                                  "  hint: write what it holds to a file and give that file\n";
+  for (const auto& [args, path] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"validate " + dir + "runs.csv", dir + "runs.csv"},
+           {"estimate --model " + dir + "model.json", dir + "model.json"},
+           {"estimate --config " + dir + "run.yaml", dir + "run.yaml"},
+           {"estimate --model " + dir + "checkpoint", dir + "checkpoint/config.json"},
+           {"presets show " + dir + "checkpoint", dir + "checkpoint/config.json"},
+           {"validate /dev/zero", "/dev/zero"}}) {
+    const Invocation r = stepcast(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_EQ(r.output, "stepcast: error: " + path + not_regular) << args;
+  }
+  const Invocation trace = stepcast("simulate --gpus 1 --chrome-trace " + dir + "trace.json");
+  EXPECT_EQ(trace.exit_code, 1);
+  EXPECT_EQ(trace.output, "stepcast: error: " + dir +
+                              "trace.json: cannot write the Chrome trace: the path is not a regular file\n"
+                              "  hint: give the path of a file to create or overwrite\n");
+}
+
+TEST(Cli, PresetsShowReadsACheckpointDirectoryAndRefusesAYamlFile) {
+  const std::string checkpoint = std::string(STEPCAST_SOURCE_DIR) + "/tests/data/good/Llama-3.1-8B";
+  const Invocation r = stepcast("presets show " + checkpoint);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("name: Llama-3.1-8B"), std::string::npos) << r.output;
+  const Invocation yaml = stepcast("presets show data/gpus/h100-sxm.yaml");
+  EXPECT_EQ(yaml.exit_code, 1);
+  EXPECT_EQ(yaml.output,
+            "stepcast: error: data/gpus/h100-sxm.yaml: is a YAML file, already in the schema presets show prints\n"
+            "  hint: give it to --model, --cluster or a cluster's gpu: as it is\n");
 }
 
 TEST(Cli, PresetsShowPrintsYamlThatReadsBack) {
