@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "workload/operators.h"
 #include "workload/placement.h"
@@ -95,6 +96,14 @@ std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) 
 }
 
 namespace {
+
+// A fraction as a percentage, signed or not: one decimal up to 99,999.9%, then in scientific
+// notation, so that an error as far off as the measurement bounds allow keeps its column.
+std::string percent(double fraction, bool sign) {
+  const double p = 100 * fraction;
+  if (std::abs(p) < 1e5) return sign ? fmt::format("{:+.1f}%", p) : fmt::format("{:.1f}%", p);
+  return sign ? fmt::format("{:+.1e}%", p) : fmt::format("{:.1e}%", p);
+}
 
 std::string uneven_chunks_note(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
@@ -244,8 +253,8 @@ std::string validation_text(const validate::Report& r) {
       out += fmt::format("{:<6} {:<44} not predicted: {}\n", row.line, model, row.reason);
       continue;
     }
-    out += fmt::format("{:<6} {:<44} {:<15} {:>12.4g} {:>12.4g} {:>+7.1f}%", row.line, model,
-                       validate::quantity_name(row.quantity), row.measured, row.predicted, 100 * row.error);
+    out += fmt::format("{:<6} {:<44} {:<15} {:>12.4g} {:>12.4g} {:>8}", row.line, model,
+                       validate::quantity_name(row.quantity), row.measured, row.predicted, percent(row.error, true));
     if (!row.fits) {
       out += fmt::format("  predicted not to fit: {:.1f} of {:.1f} GiB", row.memory_bytes / kGiB,
                          row.capacity_bytes / kGiB);
@@ -261,9 +270,9 @@ std::string validation_text(const validate::Report& r) {
                          "-", "-", 0);
       return;
     }
-    out += fmt::format("{:<60} {:>5} {:>9} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>+6.1f}% {:>6}\n", name,
-                       s.rows, s.predicted, 100 * s.mape, 100 * s.median_ape, 100 * s.p90_ape, 100 * s.max_ape,
-                       100 * s.speed_bias, s.not_fitting);
+    out += fmt::format("{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6}\n", name, s.rows, s.predicted,
+                       percent(s.mape, false), percent(s.median_ape, false), percent(s.p90_ape, false),
+                       percent(s.max_ape, false), percent(s.speed_bias, true), s.not_fitting);
   };
   for (const validate::Summary& s : r.per_source) line(s);
   line(r.overall);

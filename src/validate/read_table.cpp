@@ -74,13 +74,13 @@ class RowReader {
     }
     return static_cast<int>(*v);
   }
-  // A measured quantity: above zero and at most `most` (an empty cell is none).
-  std::optional<double> measurement(std::string_view column,
-                                    double most = std::numeric_limits<double>::infinity()) const {
+  // A measured quantity from `least` to `most` (an empty cell is none). Beyond, no training step
+  // measured it, and its error overflows the report (a 1e-308 ms iteration printed +inf%).
+  std::optional<double> measurement(std::string_view column, double least, double most) const {
     const std::optional<double> v = number(column);
-    if (v && (*v <= 0 || *v > most)) {
-      const std::string bound = std::isinf(most) ? "" : fmt::format(" and at most {}", most);
-      fail(column, fmt::format("expected a measured value above zero{}, got \"{}\"", bound, text(column)), {});
+    if (v && (*v < least || *v > most)) {
+      fail(column, fmt::format("expected a measured value from {:g} to {:g}, got \"{}\"", least, most, text(column)),
+           {});
     }
     return v;
   }
@@ -476,13 +476,14 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   c.model = r.text("model");
   c.line = row.line;
   const std::string& notes = r.text("notes");
-  if (const auto v = r.measurement("measured_iter_s")) {
+  // From a microsecond to the 32 years the simulator's clock holds; rates and MFU to match.
+  if (const auto v = r.measurement("measured_iter_s", 1e-6, 1e9)) {
     c.quantity = Quantity::kIterationTime, c.measured = *v;
-  } else if (const auto v = r.measurement("measured_tokens_per_s")) {
+  } else if (const auto v = r.measurement("measured_tokens_per_s", 1e-3, 1e12)) {
     c.quantity = Quantity::kTokensPerSecond, c.measured = *v;
-  } else if (const auto v = r.measurement("measured_tflops_per_gpu")) {
+  } else if (const auto v = r.measurement("measured_tflops_per_gpu", 1e-3, 1e5)) {
     c.quantity = Quantity::kTflopsPerGpu, c.measured = *v;
-  } else if (const auto v = r.measurement("measured_mfu", 1)) {  // a fraction, as in the published table
+  } else if (const auto v = r.measurement("measured_mfu", 1e-6, 1)) {  // a fraction, as in the published table
     c.quantity = Quantity::kMfu, c.measured = *v;
   } else {
     c.reason = "no measured quantity (iteration time, tokens/s, TFLOP/s or MFU)";
@@ -582,7 +583,7 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   Case c;
   c.line = row.line;
   c.quantity = Quantity::kIterationTime;
-  const std::optional<double> ms = r.measurement("iteration time (ms)");
+  const std::optional<double> ms = r.measurement("iteration time (ms)", 1e-3, 1e12);
   if (!ms) r.fail("iteration time (ms)", kRequiredCell, {});
   c.measured = *ms / 1000;
   spec::Scenario& s = c.scenario;

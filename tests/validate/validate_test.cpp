@@ -99,16 +99,23 @@ TEST(ReadTable, RejectsACountOfZeroNamingTheColumn) {
             "v.csv:2: tensor parallelism: expected a whole number from 1 to 10^9, got \"2.5\"");
 }
 
-TEST(ReadTable, RejectsAMeasurementThatIsNotAboveZeroOrAnMfuAboveOne) {
+TEST(ReadTable, RejectsAMeasurementOutsideWhatATrainingStepMeasuresOrAnMfuAboveOne) {
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,-5\n"),
-            "v.csv:2: iteration time (ms): expected a measured value above zero, got \"-5\"");
+            "v.csv:2: iteration time (ms): expected a measured value from 0.001 to 1e+12, got \"-5\"");
+  // A value that parses but is no measurement: its error printed +inf% and a MAPE of inf%.
+  EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,1e-308\n"),
+            "v.csv:2: iteration time (ms): expected a measured value from 0.001 to 1e+12, got \"1e-308\"");
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,\n"),
             "v.csv:2: iteration time (ms): empty cell; this column is required");
   // MFU is a fraction in the published schema; 50.5 is a percentage.
   std::string row = kNarayananZero3Row;
   row.replace(row.find(",144,,"), 6, ",,50.5,");
   EXPECT_EQ(error_of(std::string(kPublishedHeader) + row),
-            "v.csv:2: measured_mfu: expected a measured value above zero and at most 1, got \"50.5\"");
+            "v.csv:2: measured_mfu: expected a measured value from 1e-06 to 1, got \"50.5\"");
+  row = kNarayananZero3Row;
+  row.replace(row.find(",144,,"), 6, ",1e-300,,");
+  EXPECT_EQ(error_of(std::string(kPublishedHeader) + row),
+            "v.csv:2: measured_tflops_per_gpu: expected a measured value from 0.001 to 100000, got \"1e-300\"");
 }
 
 TEST(ReadTable, RejectsARecomputeOrSequenceParallelCellItDoesNotKnowSayingWhatIsValid) {
@@ -197,6 +204,14 @@ TEST(Report, ASourceWithNoPredictedRowPrintsDashesAndNullsNotAPerfectScore) {
   EXPECT_TRUE(j["summary"]["mape"].is_null());
   EXPECT_TRUE(j["per_source"][0]["speed_bias"].is_null());
   EXPECT_EQ(j["summary"]["rows"], 1);
+}
+
+TEST(Report, AnErrorBeyondWhatOneDecimalFitsIsPrintedInScientificNotationInItsColumn) {
+  // A 2 us iteration, within the measurement bounds, predicted at about 0.39 s.
+  const Report r = run(read_table("v.csv", std::string(kVtrainHeader) + "2,32,2,1024,16,12,1024,1,2,1,0.002\n", {}));
+  const std::string text = report::validation_text(r);
+  EXPECT_NE(text.find(" +1.9e+07%\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 1.9e+07% 1.9e+07% 1.9e+07% 1.9e+07% -100.0%      0"), std::string::npos) << text;
 }
 
 // llm-foundry's benchmark rows (published_runs.csv's columns after the source) read as a table.
