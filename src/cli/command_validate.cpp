@@ -8,6 +8,7 @@
 #include "cli/scenario_options.h"
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "report/report.h"
 #include "spec/yaml_writer.h"
 #include "validate/validate.h"
@@ -40,14 +41,18 @@ void write_scenarios(const std::string& dir, const std::vector<validate::Case>& 
     const std::string stem = "line-" + std::to_string(c.line);
     const std::filesystem::path model = std::filesystem::path(dir) / (stem + ".model.yaml");
     const std::filesystem::path scenario = std::filesystem::path(dir) / (stem + ".yaml");
-    core::write_file(model.string(), spec::model_yaml(c.scenario.model, fmt::format("# {}, line {}\n", c.source, c.line)),
+    // Comments end at a line break: text from the table or a path that holds one is escaped, as
+    // the rest of it would be read as YAML.
+    const auto comment = [](std::string_view text) { return core::escape_controls(text, false); };
+    core::write_file(model.string(),
+                     spec::model_yaml(c.scenario.model, fmt::format("# {}, line {}\n", comment(c.source), c.line)),
                      "the model file");
     const validate::RowResult& row = report.rows[i];
     const std::string header = fmt::format(
         "# {}, line {}: {}\n# measured {} {:.6g}, predicted {:.6g}\n"
         "# stepcast {} --config {}\n",
-        c.source, c.line, c.model, validate::quantity_name(row.quantity), row.measured,
-        row.predicted, command, scenario.string());
+        comment(c.source), c.line, comment(c.model), validate::quantity_name(row.quantity), row.measured,
+        row.predicted, command, comment(scenario.string()));
     const std::string cluster = c.cluster_given ? cluster_option : c.scenario.cluster.name;
     core::write_file(scenario.string(),
                      spec::settings_yaml(scenario_settings(c.scenario, model.string(), cluster), header),

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "core/utf8.h"
+
 namespace stepcast {
 
 Error::Error(ErrorKind kind, std::string message, std::string hint)
@@ -42,22 +44,16 @@ Error& Error::concerning(std::vector<std::string> settings) {
 namespace {
 
 // Appends `text` with its control characters (a NUL or an escape sequence read from a file) made
-// visible: a NUL would end the message where C prints it, an escape sequence would act on the
-// terminal. Line breaks and tabs stay. In an excerpt each becomes one '?' so that the caret
-// under it still points at its column.
+// visible (core::escape_controls); line breaks and tabs stay. In an excerpt each becomes one '?'
+// so that the caret under it still points at its column.
 void append_printable(std::string& out, std::string_view text, bool keep_width) {
+  if (!keep_width) {
+    out += core::escape_controls(text, true);
+    return;
+  }
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    if ((byte >= 0x20 && byte != 0x7F) || c == '\n' || c == '\t') {
-      out += c;
-    } else if (keep_width) {
-      out += '?';
-    } else {
-      constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    }
+    out += (byte >= 0x20 && byte != 0x7F) || c == '\n' || c == '\t' ? c : '?';
   }
 }
 

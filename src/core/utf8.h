@@ -5,6 +5,7 @@
 //   core::require_utf8("runs.csv", text);  // throws Error at runs.csv:LINE:COLUMN
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace stepcast::core {
@@ -13,5 +14,10 @@ namespace stepcast::core {
 /// continue a well-formed UTF-8 character (no overlong forms, surrogates or code points past
 /// U+10FFFF), quoting the offending line.
 void require_utf8(std::string_view source, std::string_view text);
+
+/// `text` with its control characters written as \xNN: a NUL would end a C string where it is
+/// printed, an escape sequence would act on the terminal, a line break would split a line of a
+/// table or end a YAML comment. With `keep_line_breaks`, line breaks and tabs stay.
+std::string escape_controls(std::string_view text, bool keep_line_breaks);
 
 }  // namespace stepcast::core

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/utf8.h"
 #include "workload/operators.h"
 #include "workload/placement.h"
 #include "workload/pipeline_schedule.h"
@@ -50,8 +51,10 @@ std::string strategy_line(const spec::Strategy& st) {
 std::string estimate_text(const spec::Scenario& s, const analytic::Estimate& e) {
   const spec::Strategy& st = s.strategy;
   std::string out;
-  out += fmt::format("model     {}\n", s.model.name);
-  out += fmt::format("cluster   {} ({} GPUs of {})\n", s.cluster.name, s.gpus, s.cluster.gpu.name);
+  // Names read from files: a line break or an escape sequence in one is shown escaped, not acted on.
+  out += fmt::format("model     {}\n", core::escape_controls(s.model.name, false));
+  out += fmt::format("cluster   {} ({} GPUs of {})\n", core::escape_controls(s.cluster.name, false), s.gpus,
+                     core::escape_controls(s.cluster.gpu.name, false));
   out += fmt::format("strategy  {}\n", strategy_line(st));
   out += fmt::format("batch     {} sequences x {} tokens, micro-batch {} ({} micro-batches)\n\n",
                      st.global_batch, st.seq_len, st.micro_batch, st.micro_batches());
@@ -103,6 +106,13 @@ std::string percent(double fraction, bool sign) {
   const double p = 100 * fraction;
   if (std::abs(p) < 1e5) return sign ? fmt::format("{:+.1f}%", p) : fmt::format("{:.1f}%", p);
   return sign ? fmt::format("{:+.1e}%", p) : fmt::format("{:.1e}%", p);
+}
+
+// Text read from a table for a column `width` wide: its control characters escaped, as a line
+// break would split the row and an escape sequence act on the terminal; cut to the width.
+std::string table_cell(std::string_view text, std::size_t width) {
+  const std::string cell = core::escape_controls(text, false);
+  return cell.size() > width ? cell.substr(0, width - 1) + "~" : cell;
 }
 
 std::string uneven_chunks_note(const spec::Scenario& s) {
@@ -246,11 +256,11 @@ std::string validation_text(const validate::Report& r) {
   for (const validate::RowResult& row : r.rows) {
     if (row.source != source) {
       source = row.source;
-      out += fmt::format("-- {}\n", source);
+      out += fmt::format("-- {}\n", core::escape_controls(source, false));
     }
-    const std::string model = row.model.size() > 44 ? row.model.substr(0, 43) + "~" : row.model;
+    const std::string model = table_cell(row.model, 44);
     if (!row.reason.empty()) {
-      out += fmt::format("{:<6} {:<44} not predicted: {}\n", row.line, model, row.reason);
+      out += fmt::format("{:<6} {:<44} not predicted: {}\n", row.line, model, core::escape_controls(row.reason, false));
       continue;
     }
     out += fmt::format("{:<6} {:<44} {:<15} {:>12.4g} {:>12.4g} {:>8}", row.line, model,
@@ -264,7 +274,7 @@ std::string validation_text(const validate::Report& r) {
   out += fmt::format("\n{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6}\n", "source", "rows", "predicted",
                      "MAPE", "median", "P90", "worst", "bias", "unfit");
   auto line = [&](const validate::Summary& s) {
-    const std::string name = s.source.size() > 60 ? s.source.substr(0, 59) + "~" : s.source;
+    const std::string name = table_cell(s.source, 60);
     if (s.predicted == 0) {  // no error to average: a dash, not a 0.0% that reads as perfect
       out += fmt::format("{:<60} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6}\n", name, s.rows, 0, "-", "-", "-",
                          "-", "-", 0);

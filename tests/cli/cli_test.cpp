@@ -636,6 +636,28 @@ TEST(Cli, ValidateWritesEachRowAsAScenarioThatRunsAgainToTheSamePrediction) {
   EXPECT_EQ(rows, 12);
 }
 
+TEST(Cli, ValidateEscapesControlCharactersOfACellInItsTableAndInTheScenarioFilesItWrites) {
+  // A quoted cell may hold a line break (RFC 4180); printed raw it split the table's row and,
+  // in a scenario file's header comment, turned the rest of it into YAML that did not read back.
+  const std::string dir = ::testing::TempDir() + "stepcast_escaped/";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ifstream published(std::string(STEPCAST_SHARED_DIR) + "/validation/published_runs.csv");
+  std::string columns, row;
+  std::getline(published, columns);
+  std::getline(published, row);
+  const std::size_t name_end = row.find(',', row.find(',') + 1);
+  row = row.substr(0, row.find(',') + 1) + "\"GPT 1.7B\nnext \x1b[31mline\"" + row.substr(name_end);
+  std::ofstream(dir + "runs.csv") << columns << "\n" << row << "\n";
+  const Invocation v = stepcast("validate " + dir + "runs.csv --scenarios " + dir + "rows");
+  ASSERT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_NE(v.output.find("\n2      GPT 1.7B\\x0anext \\x1b[31mline "), std::string::npos) << v.output;
+  EXPECT_EQ(v.output.find('\x1b'), std::string::npos);
+  const Invocation again = stepcast("estimate --config " + dir + "rows/line-2.yaml");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("model     GPT 1.7B\\x0anext \\x1b[31mline\n"), std::string::npos) << again.output;
+}
+
 TEST(Cli, ValidateToADirectoryItCannotCreateExitsOneBeforeTheRun) {
   const std::string csv = std::string(STEPCAST_SOURCE_DIR) + "/data/validation/korthikanti_2022_a100.csv";
   const Invocation r = stepcast("validate " + csv + " --scenarios /proc/stepcast-scenarios");

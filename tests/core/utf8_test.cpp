@@ -41,5 +41,11 @@ TEST(Utf8, RejectsOverlongSurrogateOutOfRangeAndCutOffCharacters) {
   EXPECT_NE(error_of("\xE2\x80x"), "");         // a continuation byte missing
 }
 
+TEST(EscapeControls, WritesControlCharactersAsHexAndKeepsLineBreaksOnlyWhenAsked) {
+  const std::string text = std::string("a\nb\tc") + '\0' + "\x1b[31md\x7f \xC3\xA9";
+  EXPECT_EQ(escape_controls(text, false), "a\\x0ab\\x09c\\x00\\x1b[31md\\x7f \xC3\xA9");
+  EXPECT_EQ(escape_controls(text, true), "a\nb\tc\\x00\\x1b[31md\\x7f \xC3\xA9");
+}
+
 }  // namespace
 }  // namespace stepcast::core
