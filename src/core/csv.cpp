@@ -94,6 +94,16 @@ CsvTable read_csv(std::string_view source, std::string_view text) {
     throw Error(ErrorKind::kInvalidInput, "empty file: expected a header line").at({std::string(source), 1, 0});
   }
   table.header = std::move(records.front().cells);
+  // A column named twice would be read from its first place and the other ignored unseen.
+  for (size_t i = 0; i < table.header.size(); ++i) {
+    for (size_t j = i + 1; j < table.header.size(); ++j) {
+      if (table.header[i].empty() || table.header[i] != table.header[j]) continue;
+      throw Error(ErrorKind::kInvalidInput, "column \"" + table.header[i] + "\" appears twice, as columns " +
+                                                std::to_string(i + 1) + " and " + std::to_string(j + 1),
+                  "name each column once")
+          .at({std::string(source), records.front().line, 0});
+    }
+  }
   for (size_t r = 1; r < records.size(); ++r) {
     if (records[r].cells.size() != table.header.size()) {
       throw Error(ErrorKind::kInvalidInput,

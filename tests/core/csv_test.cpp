@@ -42,6 +42,18 @@ TEST(Csv, RejectsUnterminatedQuote) {
   }
 }
 
+TEST(Csv, RejectsAColumnNamedTwiceInsteadOfReadingOneOfThemUnseen) {
+  try {
+    read_csv("t.csv", "a,b,a\n1,2,3\n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "t.csv:1: column \"a\" appears twice, as columns 1 and 3");
+    EXPECT_EQ(e.hint(), "name each column once");
+  }
+  // Unnamed columns (trailing commas) are not names given twice.
+  EXPECT_EQ(read_csv("t.csv", "a,,\n1,,\n").header.size(), 3u);
+}
+
 TEST(Csv, RejectsACellSavedInLatin1NamingLineAndColumn) {
   try {
     read_csv("t.csv", "model,tp\nGPT caf\xE9,2\n");
