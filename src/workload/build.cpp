@@ -793,8 +793,35 @@ class StepBuilder {
   std::vector<TaskId> param_gathers_;  // by layer: ZeRO-1/2 gathers not yet waited for
 };
 
+// Where a step runs so many layer passes that its graph may outgrow the budget (a pass makes up to
+// some 130 tasks: eager kernels, recomputation, TP collectives and each one's launch), building it
+// would take seconds and gigabytes before check_room stopped it (12 s and 1.5 GB for Qwen3 32B's
+// 2,048 micro-batches through 64 layers). Two small builds, of two micro-batches and of three,
+// give the tasks each further micro-batch adds (the first adds no gradient accumulation), and
+// the step is refused at once where its graph would hold more than the budget.
+constexpr std::int64_t kMostTasksPerLayerPass = 256;
+
+void refuse_over_budget(const spec::Scenario& s, std::size_t max_tasks) {
+  const spec::Strategy& st = s.strategy;
+  const std::int64_t micro_batches = st.micro_batches();
+  if (micro_batches <= 3 ||
+      std::int64_t{s.model.layers} * micro_batches * kMostTasksPerLayerPass < static_cast<std::int64_t>(max_tasks))
+    return;
+  const auto tasks_with = [&](int probe_micro_batches) {
+    spec::Scenario probe = s;
+    probe.strategy.global_batch = st.dp * st.micro_batch * probe_micro_batches;
+    return static_cast<std::int64_t>(StepBuilder(probe, max_tasks).build().size());
+  };
+  const std::int64_t two = tasks_with(2), per_micro_batch = tasks_with(3) - two;
+  if (two + (micro_batches - 2) * per_micro_batch > static_cast<std::int64_t>(max_tasks))
+    StepBudget(s, max_tasks).check_room(max_tasks);  // throws, naming what makes the step large
+}
+
 }  // namespace
 
-graph::ExecGraph build(const spec::Scenario& s, std::size_t max_tasks) { return StepBuilder(s, max_tasks).build(); }
+graph::ExecGraph build(const spec::Scenario& s, std::size_t max_tasks) {
+  refuse_over_budget(s, max_tasks);
+  return StepBuilder(s, max_tasks).build();
+}
 
 }  // namespace stepcast::workload

@@ -63,7 +63,8 @@ inline constexpr std::size_t kDefaultMaxTasks = std::size_t{1} << 24;
 
 /// REQUIRES: s passed spec::complete_and_validate. Returns a finalized graph. Throws
 /// Error(kUnsupported) naming the micro-batches, layers and stages when the step needs more than
-/// `max_tasks` tasks, before it has used more memory than those take.
+/// `max_tasks` tasks, before it has used more memory than those take; where its layer passes are
+/// many, at once, from builds of two and three micro-batches.
 graph::ExecGraph build(const spec::Scenario& s, std::size_t max_tasks = kDefaultMaxTasks);
 
 }  // namespace stepcast::workload

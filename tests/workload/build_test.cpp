@@ -850,6 +850,8 @@ TEST(Build, UnderZeroBubbleGradientBucketsWaitForTheLastWeightGradientsInBothEng
 }
 
 TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
+  // 80 layers x 16 micro-batches are passes enough, against this budget, for the refusal to come
+  // from builds of two and three micro-batches (refuse_over_budget), whose count is exact here.
   const spec::Scenario s = scenario("llama2-70b", "dgx-h100", {.gpus = 32, .tp = 8, .pp = 4, .global_batch = 16});
   const std::size_t needed = build(s).size();
   EXPECT_EQ(build(s, needed).size(), needed);
