@@ -92,7 +92,8 @@ Exposure dp_exposure(double comm, const PassStream& stream, bool streams, double
     }
   }
   advance(left);
-  return {std::max(comm / std::max(1.0, w.layers), wall + backlog - first), wall - first};
+  // The stretch is never negative: wall and first can differ by a rounding residue (-4e-17 s).
+  return {std::max(comm / std::max(1.0, w.layers), wall + backlog - first), std::max(0.0, wall - first)};
 }
 
 // A kind of layer (dense or MoE) as priced for one micro-batch: its kernels, its exposed TP and

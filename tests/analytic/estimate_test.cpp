@@ -381,5 +381,26 @@ TEST(Estimate, AStepThatIsNotANumberOrLongerThanTheSimulatorsClockIsRefused) {
   EXPECT_NO_THROW(require_finite(e));
 }
 
+TEST(Estimate, NoTimeCategoryIsNegativeWhereItsTermsCancelToARoundingResidue) {
+  // Llama 4 Scout on one data-parallel replica: its data-parallel stretch was wall - first of a
+  // walk that ends where it starts, -4.2e-17 s, printed in --json (fuzzing).
+  spec::Scenario s;
+  s.model = spec::model_preset("llama4-scout");
+  s.cluster = spec::cluster_preset("mosaic-h100-roce");
+  s.gpus = 8;
+  s.strategy.tp = 2;
+  s.strategy.pp = 4;
+  s.strategy.vp = 2;
+  s.strategy.micro_batch = 2;
+  s.strategy.global_batch = 8;
+  s.strategy.seq_len = 128;
+  s.strategy.tp_async_backward = true;
+  s.strategy.dtype = spec::Dtype::kFp8;
+  const Breakdown b = estimate(spec::complete_and_validate(s)).breakdown;
+  for (const double seconds : {b.compute_s, b.tp_comm_s, b.cp_comm_s, b.ep_comm_s, b.pp_comm_s, b.fsdp_comm_s,
+                               b.host_s, b.bubble_s, b.dp_comm_s, b.optimizer_s})
+    EXPECT_GE(seconds, 0);
+}
+
 }  // namespace
 }  // namespace stepcast::analytic
