@@ -9,6 +9,7 @@
 #include "analytic/estimate.h"
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "spec/presets.h"
 #include "validate/validate.h"
 #include "workload/operators.h"
@@ -50,13 +51,18 @@ class RowReader {
     STEPCAST_ASSERT(index >= 0, "every column read is in the table's required columns");
     return row_.cells[static_cast<size_t>(index)];
   }
+  // The cell as an error quotes it: a line break a quoted cell may hold, or another control
+  // character, escaped (core::escape_controls), not ending the message's line.
+  std::string quoted(std::string_view column) const {
+    return fmt::format("\"{}\"", core::escape_controls(text(column), false));
+  }
   std::optional<double> number(std::string_view column) const {
     const std::string& cell = text(column);
     if (cell.empty()) return std::nullopt;
     double value = 0;
     const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
     if (ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {
-      throw Error(ErrorKind::kInvalidInput, "expected a number, got \"" + cell + "\"")
+      throw Error(ErrorKind::kInvalidInput, fmt::format("expected a number, got {}", quoted(column)))
           .at({table_.source, row_.line, 0})
           .in_field(std::string(column));
     }
@@ -68,7 +74,7 @@ class RowReader {
     const std::optional<double> v = number(column);
     if (!v) return std::nullopt;
     if (*v != std::floor(*v) || *v < 1 || *v > 1e9) {
-      throw Error(ErrorKind::kInvalidInput, "expected a whole number from 1 to 10^9, got \"" + text(column) + "\"")
+      throw Error(ErrorKind::kInvalidInput, fmt::format("expected a whole number from 1 to 10^9, got {}", quoted(column)))
           .at({table_.source, row_.line, 0})
           .in_field(std::string(column));
     }
@@ -79,7 +85,7 @@ class RowReader {
   std::optional<double> measurement(std::string_view column, double least, double most) const {
     const std::optional<double> v = number(column);
     if (v && (*v < least || *v > most)) {
-      fail(column, fmt::format("expected a measured value from {:g} to {:g}, got \"{}\"", least, most, text(column)),
+      fail(column, fmt::format("expected a measured value from {:g} to {:g}, got {}", least, most, quoted(column)),
            {});
     }
     return v;
@@ -362,7 +368,7 @@ void parse_recompute(const std::string& cell, const Software& sw, const RowReade
     st.recompute = Recompute::kFull;
     st.recompute_interval = 2;
   } else {
-    r.fail("recompute", "unknown recompute \"" + cell + "\"",
+    r.fail("recompute", fmt::format("unknown recompute {}", r.quoted("recompute")),
            "valid: none, selective, selective (op), selective (layer), full (or empty: the source's default)");
   }
 }
@@ -571,7 +577,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   }
   const std::string& sp = r.text("seq_parallel");
   if (!sp.empty() && sp != "yes" && sp != "no") {
-    r.fail("seq_parallel", "unknown sequence-parallel value \"" + sp + "\"",
+    r.fail("seq_parallel", fmt::format("unknown sequence-parallel value {}", r.quoted("seq_parallel")),
            "valid: yes, no (or empty: the source's default)");
   }
   st.sequence_parallel = sp.empty() ? default_sequence_parallel(s, sw) : sp == "yes";

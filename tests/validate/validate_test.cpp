@@ -99,6 +99,11 @@ TEST(ReadTable, RejectsACountOfZeroNamingTheColumn) {
             "v.csv:2: tensor parallelism: expected a whole number from 1 to 10^9, got \"2.5\"");
 }
 
+TEST(ReadTable, QuotesACellWithALineBreakEscapedInItsError) {
+  EXPECT_EQ(error_of(std::string(kVtrainHeader) + "\"8\n\",32,4,1024,16,24,1024,2,2,2,219.7\n"),
+            "v.csv:2: # GPUs: expected a number, got \"8\\x0a\"");
+}
+
 TEST(ReadTable, RejectsAMeasurementOutsideWhatATrainingStepMeasuresOrAnMfuAboveOne) {
   EXPECT_EQ(error_of(std::string(kVtrainHeader) + "8,32,4,1024,16,24,1024,2,2,2,-5\n"),
             "v.csv:2: iteration time (ms): expected a measured value from 0.001 to 1e+12, got \"-5\"");
