@@ -119,6 +119,8 @@ CsvTable read_csv(std::string_view source, std::string_view text) {
 std::string read_file(const std::string& path) {
   // A directory opens as a stream on Linux and then reads as nothing, which a parser would report
   // as an empty or truncated document.
+  // An empty name opens nothing, and an error at an empty path would name no file.
+  if (path.empty()) throw Error(ErrorKind::kIo, "an empty file name: expected the path of a file to read");
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (std::filesystem::is_directory(status)) {

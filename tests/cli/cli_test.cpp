@@ -384,6 +384,14 @@ TEST(Cli, MissingFileExitsOneNamingIt) {
             "directory\n");
 }
 
+TEST(Cli, AnEmptyFileNameToReadIsAnErrorSayingSo) {
+  for (const char* args : {"validate ''", "estimate --config ''"}) {
+    const Invocation r = stepcast(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_EQ(r.output, "stepcast: error: an empty file name: expected the path of a file to read\n") << args;
+  }
+}
+
 TEST(Cli, ADirectoryGivenAsAFileExitsOneSayingSo) {
   // A directory opens as a stream on Linux and reads as nothing: not an "empty file".
   const Invocation r = stepcast("validate /tmp");
