@@ -230,6 +230,162 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
   };
 }
 
+// A pipeline stage as the closed form prices it, for one micro-batch.
+struct Stage {
+  double layers = 0, moe_share = 0;
+  double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
+  double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
+  double root = 0;  // ZeRO-3's root unit, exposed per micro-batch (in edge_fwd and edge_bwd)
+  double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
+};
+
+// The pipeline's stages: the first carries the embedding, the last the output head (pp == 1
+// both), and the layers are laid out as the pipeline places them (spare layers to the middle
+// stages). Where MoE and dense layers are spread unevenly over the stages (`own_layers`), each
+// stage has its own average layer.
+//
+// Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
+// per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking sends
+// expose every transfer. Asynchronous ones still do under GPipe and 1F1B, where the receiver has
+// nothing else to run (the next stage's pass, or the gradient coming back, is what it waits for);
+// under interleaving a stage runs another chunk's forward while a transfer is in flight, so in
+// the steady state only a transfer longer than that pass shows. The fill and drain wait for every
+// hop either way (estimate_with). With Megatron's scatter/gather the receiver also all-gathers
+// what it received, on its compute stream, where nothing hides it.
+class Stages {
+ public:
+  Stages(const spec::Scenario& s, const LayerKind& dense, const LayerKind& moe, const LayerComm& ep,
+         const PassTimes& embed, const PassTimes& head, bool own_layers)
+      : s_(s),
+        dense_(dense),
+        moe_(moe),
+        ep_(ep),
+        embed_(embed),
+        head_(head),
+        own_layers_(own_layers),
+        average_(layer(s.model.moe_layer_fraction())),
+        root_(workload::fsdp_root_unit(s)),
+        layout_(s.model.layers, s.strategy.pp * s.strategy.vp),
+        transfer_(s.strategy.pp > 1 ? workload::pp_transfer_s(s) : 0),
+        received_gather_(s.strategy.pp > 1 ? workload::pp_gather_s(s) : 0),
+        hidden_behind_chunks_(s.strategy.schedule == spec::Schedule::kInterleaved &&
+                              s.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous) {}
+
+  // A layer of MoE layers in the share `moe_share`; the whole model's average layer.
+  __attribute__((always_inline)) LayerCost layer(double moe_share) const {
+    return mixed_layer(s_, dense_, moe_, ep_, moe_share);
+  }
+  const LayerCost& average() const { return average_; }
+  bool own_layers() const { return own_layers_; }
+  const workload::ChunkLayout& layout() const { return layout_; }
+
+  Stage at(int i) const {
+    const spec::Strategy& st = s_.strategy;
+    const int layers = layout_.stage(st.pp, i);
+    Stage g;
+    g.layers = layers;
+    const auto take = [&](const LayerCost& c) {
+      g.layer_s = c.total();
+      g.layer_fwd = c.fwd;
+      g.layer_wgrad = c.wgrad;
+    };
+    if (own_layers_) {
+      g.moe_share = static_cast<double>(workload::stage_moe_layer_count(s_.model, st.pp, st.vp, i)) / layers;
+      take(layer(g.moe_share));
+    } else {
+      take(average_);
+    }
+    const auto carry = [&](const PassTimes& edge) {
+      g.edge_fwd += edge.fwd;
+      g.edge_bwd += edge.bwd;
+      g.edge_wgrad += edge.wgrad;
+      g.edge_host += edge_host_s(st, edge);
+    };
+    if (i == 0) carry(embed_);
+    if (i == st.pp - 1) carry(head_);
+    if (i == 0) {  // a root unit exists only without pipelining, on the one stage
+      g.edge_fwd += root_.gather + root_.copy_out;
+      g.edge_bwd += root_.gather + root_.copy_out + root_.copy_in + root_.scatter;
+      g.root = root_.per_micro_batch();
+    }
+    return g;
+  }
+  double seconds(const Stage& g) const { return g.layers * g.layer_s + g.edges_s(); }
+  double fwd_seconds(const Stage& g) const { return g.layers * g.layer_fwd + g.edge_fwd; }
+  // An edge's passes and the host time they expose.
+  double edge_s(const PassTimes& edge) const { return edge.fwd + edge.bwd + edge_host_s(s_.strategy, edge); }
+
+  double transfer() const { return transfer_; }
+  double received_gather() const { return received_gather_; }
+  bool hidden_behind_chunks() const { return hidden_behind_chunks_; }
+  // What `exchanges` transfers (and their gathers) per micro-batch expose on a stage whose
+  // forward kernels take `kernels_fwd`.
+  double p2p(double exchanges, double kernels_fwd) const {
+    const double transfers = exchanges * transfer_, gathers = exchanges * received_gather_;
+    return hidden_behind_chunks_ ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd) : transfers + gathers;
+  }
+  // Without interleaving a stage exchanges with its neighbours after each forward and each
+  // backward, but the first stage has no one to send gradients to and the last none to send
+  // activations to (Megatron's send_forward_recv_backward and send_backward_recv_forward skip
+  // them): in the steady state the end stages make one exchange per micro-batch, the others two.
+  double exchanges_of(int i) const {
+    const spec::Strategy& st = s_.strategy;
+    return 2.0 * st.vp - (st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0);
+  }
+  // Stage `g`, the i-th, per micro-batch in the steady state: its passes and the transfers they
+  // expose.
+  double slot_s(const Stage& g, int i) const { return seconds(g) + p2p(exchanges_of(i), fwd_seconds(g)); }
+
+ private:
+  const spec::Scenario& s_;
+  const LayerKind &dense_, &moe_;
+  const LayerComm& ep_;
+  const PassTimes &embed_, &head_;
+  bool own_layers_;
+  LayerCost average_;
+  workload::RootUnit root_;
+  workload::ChunkLayout layout_;
+  double transfer_, received_gather_;
+  bool hidden_behind_chunks_;
+};
+
+// Under interleaving a stage k's warm-up forwards keep it busy until its first backward comes
+// back, so the step is the longest of: the fill reaching k through the first chunk of each stage
+// before it, k's m micro-batches, and the drain leaving it the same way back, `hop` seconds a
+// hop. With equal chunks the last stage's path is the longest, (pp-1)/vp slots; where a middle
+// stage is the fullest and the last is lighter (Llama 3's 7, 8 x 14, 7 layers), a shorter way
+// ends it.
+double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, const Stage& first_stage,
+                               const Stage& last_stage, double micro_batches, double hop) {
+  const auto way = [&](int k, const Stage& g, double before) { return before + micro_batches * stages.slot_s(g, k); };
+  double longest = 0;
+  if (stages.own_layers()) {
+    double before = 0;
+    for (int k = 0; k < st.pp; ++k) {
+      const Stage g = stages.at(k);
+      longest = std::max(longest, way(k, g, before));
+      before += stages.layout().chunk(k) * g.layer_s + (k == 0 ? g.edges_s() : 0) + hop;
+    }
+    return longest;
+  }
+  // With one kind of layer the middle stages differ only in their layer count, which takes at
+  // most two values, falling from stage 1 on, and of two stages alike the later ends the longer
+  // way: the end stages' ways and the last of each count's are the candidates.
+  const auto before = [&](int k) {
+    return k == 0 ? 0 : stages.layout().layers_before(k) * first_stage.layer_s + first_stage.edges_s() + k * hop;
+  };
+  longest = std::max(way(0, first_stage, 0), way(st.pp - 1, last_stage, before(st.pp - 1)));
+  if (st.pp >= 3) {
+    int fullest_last = st.pp - 2;
+    const int fullest = stages.layout().stage(st.pp, 1);
+    while (stages.layout().stage(st.pp, fullest_last) != fullest) --fullest_last;
+    longest = std::max(longest, way(fullest_last, stages.at(fullest_last), before(fullest_last)));
+    if (fullest_last != st.pp - 2)
+      longest = std::max(longest, way(st.pp - 2, stages.at(st.pp - 2), before(st.pp - 2)));
+  }
+  return longest;
+}
+
 // The estimate of a model with MoE layers (kMoe) or a dense one: one source compiled twice, as
 // the MoE models' per-stage mix of layers made dense models' estimates 5% slower (alternating
 // benchmark runs) where the compiler could not drop it.
@@ -259,117 +415,35 @@ Estimate estimate_with(const spec::Scenario& s) {
   LayerKind dense = priced_kind(s, dense_passes, false, ep);
   LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, 0, {}, {}};
   if (st.zero_stage >= 3) price_sharded<kMoe>(s, ep, dense, moe);
-  const auto layer_cost = [&](double moe_share) __attribute__((always_inline)) {
-    return mixed_layer(s, dense, moe, ep, moe_share);
-  };
-  // The whole model's average layer; a stage's own where MoE and dense layers alternate or lead.
-  const LayerCost average = layer_cost(m.moe_layer_fraction());
-
-  // The stages: the first carries the embedding, the last the output head (pp == 1 both), and
-  // the layers are laid out as the pipeline places them (spare layers to the middle stages).
-  const auto edge_s = [&](const PassTimes& edge) {
-    return edge.fwd + edge.bwd + edge_host_s(st, edge);
-  };
-  // Where MoE and dense layers are spread unevenly over the stages, each stage has its own
-  // average layer.
-  const bool own_layers = kMoe && st.pp > 1;
-  const workload::RootUnit root = workload::fsdp_root_unit(s);
-  struct Stage {
-    double layers = 0, moe_share = 0;
-    double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
-    double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
-    double root = 0;  // ZeRO-3's root unit, exposed per micro-batch (in edge_fwd and edge_bwd)
-    double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
-  };
-  const workload::ChunkLayout chunk_layout(m.layers, st.pp * st.vp);
-  const auto stage_at = [&](int i) {
-    const int layers = chunk_layout.stage(st.pp, i);
-    Stage g;
-    g.layers = layers;
-    const auto take = [&](const LayerCost& c) {
-      g.layer_s = c.total();
-      g.layer_fwd = c.fwd;
-      g.layer_wgrad = c.wgrad;
-    };
-    if (own_layers) {
-      g.moe_share =
-          static_cast<double>(workload::stage_moe_layer_count(m, st.pp, st.vp, i)) / layers;
-      take(layer_cost(g.moe_share));
-    } else {
-      take(average);
-    }
-    const auto carry = [&](const PassTimes& edge) {
-      g.edge_fwd += edge.fwd;
-      g.edge_bwd += edge.bwd;
-      g.edge_wgrad += edge.wgrad;
-      g.edge_host += edge_host_s(st, edge);
-    };
-    if (i == 0) carry(embed);
-    if (i == st.pp - 1) carry(head);
-    if (i == 0) {  // a root unit exists only without pipelining, on the one stage
-      g.edge_fwd += root.gather + root.copy_out;
-      g.edge_bwd += root.gather + root.copy_out + root.copy_in + root.scatter;
-      g.root = root.per_micro_batch();
-    }
-    return g;
-  };
-  const auto stage_s = [&](const Stage& g) { return g.layers * g.layer_s + g.edges_s(); };
-
-  // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
-  // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking
-  // sends expose every transfer. Asynchronous ones still do under GPipe and 1F1B, where the
-  // receiver has nothing else to run (the next stage's pass, or the gradient coming back, is what
-  // it waits for); under interleaving a stage runs another chunk's forward while a transfer is in
-  // flight, so in the steady state only a transfer longer than that pass shows. The fill and
-  // drain wait for every hop either way (below).
-  // With Megatron's scatter/gather the receiver also all-gathers what it received, on its compute
-  // stream, where nothing hides it.
-  // Without interleaving a stage exchanges with its neighbours after each forward and each
-  // backward, but the first stage has no one to send gradients to and the last none to send
-  // activations to (Megatron's send_forward_recv_backward and send_backward_recv_forward skip
-  // them): in the steady state the end stages make one exchange per micro-batch, the others two.
-  const double transfer = st.pp > 1 ? workload::pp_transfer_s(s) : 0;
-  const double received_gather = st.pp > 1 ? workload::pp_gather_s(s) : 0;
-  const bool hidden_behind_chunks = st.schedule == spec::Schedule::kInterleaved &&
-                                    st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
-  // What `exchanges` transfers (and their gathers) per micro-batch expose on a stage whose
-  // forward kernels take `kernels_fwd`.
-  const auto p2p_s = [&](double exchanges, double kernels_fwd) {
-    const double transfers = exchanges * transfer, gathers = exchanges * received_gather;
-    return hidden_behind_chunks ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd)
-                                : transfers + gathers;
-  };
-  const auto exchanges_of = [&](int i) {
-    return 2.0 * st.vp - (st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0);
-  };
-  const auto stage_fwd_s = [&](const Stage& g) { return g.layers * g.layer_fwd + g.edge_fwd; };
+  const Stages stages(s, dense, moe, ep, embed, head, kMoe && st.pp > 1);
+  const LayerCost& average = stages.average();
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
-  const Stage first_stage = stage_at(0);
-  const Stage last_stage = st.pp >= 2 ? stage_at(st.pp - 1) : first_stage;
+  const Stage first_stage = stages.at(0);
+  const Stage last_stage = st.pp >= 2 ? stages.at(st.pp - 1) : first_stage;
   Stage slowest = first_stage;
   int slowest_index = 0;
-  double slowest_s = stage_s(slowest) + p2p_s(exchanges_of(0), stage_fwd_s(slowest));
+  double slowest_s = stages.slot_s(slowest, 0);
   const auto consider = [&](int i, const Stage& g) {
-    const double t = stage_s(g) + p2p_s(exchanges_of(i), stage_fwd_s(g));
+    const double t = stages.slot_s(g, i);
     if (t > slowest_s) slowest = g, slowest_index = i, slowest_s = t;
   };
-  if (st.pp >= 3) consider(1, stage_at(1));
+  if (st.pp >= 3) consider(1, stages.at(1));
   if (st.pp >= 2) consider(st.pp - 1, last_stage);
   const double all_stages_s =
-      m.layers * average.total() + edge_s(head) + edge_s(embed) + first_stage.root;  // each once
+      m.layers * average.total() + stages.edge_s(head) + stages.edge_s(embed) + first_stage.root;  // each once
   const double layers = slowest.layers;
   // The slowest stage's average layer: its own, or the model's (by reference, not copied).
   const auto slowest_layer = [&]() -> decltype(auto) {
     if constexpr (kMoe) {
-      return own_layers ? layer_cost(slowest.moe_share) : average;
+      return stages.own_layers() ? stages.layer(slowest.moe_share) : average;
     } else {
       return (average);
     }
   };
   const auto& layer = slowest_layer();
 
-  const double kernels_fwd = stage_fwd_s(slowest);
+  const double kernels_fwd = stages.fwd_seconds(slowest);
   const double kernels_bwd = layers * layer.bwd + slowest.edge_bwd;
   // Their slowdown beside a collective (the edges' share taken as the layers').
   const double fwd_slowdown = layer.fwd > 0 ? layer.fwd_beside / layer.fwd : 1;
@@ -380,12 +454,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   // waits); where the transfers cross the gradient group's links, the two share them.
   const bool zero3_prefetch = st.prefetches_zero3_gathers();
   const double hop_shared = zero3_prefetch && workload::crosses_gradient_links(st, s.cluster, Axis::kPp)
-                                ? std::min(transfer, std::min(2.0, layers) * layer.gather)
+                                ? std::min(stages.transfer(), std::min(2.0, layers) * layer.gather)
                                 : 0;
-  const double p2p_blocking = 2.0 * st.vp * (transfer + hop_shared + received_gather);
-  const double p2p = p2p_s(2.0 * st.vp, kernels_fwd);
-  const double steady_p2p = p2p_s(exchanges_of(slowest_index), kernels_fwd);
-  const double per_micro_batch = stage_s(slowest) + steady_p2p;
+  const double p2p_blocking = 2.0 * st.vp * (stages.transfer() + hop_shared + stages.received_gather());
+  const double p2p = stages.p2p(2.0 * st.vp, kernels_fwd);
+  const double steady_p2p = stages.p2p(stages.exchanges_of(slowest_index), kernels_fwd);
+  const double per_micro_batch = stages.seconds(slowest) + steady_p2p;
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving
   // (Narayanan et al. 2021, §2.2.1-2.2.2). Stages differ in their layers and edges: a micro-batch
@@ -393,44 +467,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   // stage sets the m steady-state slots and the fill and drain cost the other stages' time,
   // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage.
   // Clamped: with one stage the difference is a rounding residue that could be -1e-15.
-  double bubble = std::max(0.0, all_stages_s - stage_s(slowest)) + (st.pp - 1.0) * p2p;
+  double bubble = std::max(0.0, all_stages_s - stages.seconds(slowest)) + (st.pp - 1.0) * p2p;
   // Under interleaving, the wait between two rounds of chunks (forward and backward together).
   double round_wait = 0;
   if (st.schedule == spec::Schedule::kInterleaved) {
-    // A stage k's warm-up forwards keep it busy until its first backward comes back, so the
-    // step is the longest of: the fill reaching k through the first chunk of each stage before
-    // it, k's m micro-batches, and the drain leaving it the same way back. With equal chunks
-    // the last stage's path is the longest, (pp-1)/vp slots; where a middle stage is the
-    // fullest and the last is lighter (Llama 3's 7, 8 x 14, 7 layers), a shorter way ends it.
-    const double hop = p2p_blocking / st.vp;
-    const auto way = [&](int k, const Stage& g, double before) {
-      return before + micro_batches * (stage_s(g) + p2p_s(exchanges_of(k), stage_fwd_s(g)));
-    };
-    double longest = 0;
-    if (own_layers) {
-      double before = 0;
-      for (int k = 0; k < st.pp; ++k) {
-        const Stage g = stage_at(k);
-        longest = std::max(longest, way(k, g, before));
-        before += chunk_layout.chunk(k) * g.layer_s + (k == 0 ? g.edges_s() : 0) + hop;
-      }
-    } else {
-      // With one kind of layer the middle stages differ only in their layer count, which takes
-      // at most two values, falling from stage 1 on, and of two stages alike the later ends the
-      // longer way: the end stages' ways and the last of each count's are the candidates.
-      const auto before = [&](int k) {
-        return k == 0 ? 0 : chunk_layout.layers_before(k) * first_stage.layer_s + first_stage.edges_s() + k * hop;
-      };
-      longest = std::max(way(0, first_stage, 0), way(st.pp - 1, last_stage, before(st.pp - 1)));
-      if (st.pp >= 3) {
-        int fullest_last = st.pp - 2;
-        const int fullest = chunk_layout.stage(st.pp, 1);
-        while (chunk_layout.stage(st.pp, fullest_last) != fullest) --fullest_last;
-        longest = std::max(longest, way(fullest_last, stage_at(fullest_last), before(fullest_last)));
-        if (fullest_last != st.pp - 2)
-          longest = std::max(longest, way(st.pp - 2, stage_at(st.pp - 2), before(st.pp - 2)));
-      }
-    }
+    const double longest =
+        longest_interleaved_way(st, stages, first_stage, last_stage, micro_batches, p2p_blocking / st.vp);
     bubble = std::max(0.0, longest - micro_batches * per_micro_batch);
     // Each round of a chunk, a stage passes its micro-batches on and must wait for the first to
     // come back through every stage and hop for the next chunk (Megatron's interleaved schedule
@@ -443,7 +485,7 @@ Estimate estimate_with(const spec::Scenario& s) {
     // (PipelineSchedule.InterleavingExposesEveryHopOfOneMicroBatchsWay).
     const double hops = st.pp * p2p_blocking;
     const double waiting = std::max(0.0, all_stages_s + hops - micro_batches * per_micro_batch);
-    round_wait = (hidden_behind_chunks ? std::max(waiting, hops) : waiting) / st.vp;
+    round_wait = (stages.hidden_behind_chunks() ? std::max(waiting, hops) : waiting) / st.vp;
     bubble += (st.vp - 1.0) * round_wait;
   }
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
@@ -452,7 +494,7 @@ Estimate estimate_with(const spec::Scenario& s) {
     bubble = 0;
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
-      const Stage g = stage_at(i);
+      const Stage g = stages.at(i);
       bubble += std::max(0.0, g.layers * (g.layer_s - 2 * g.layer_wgrad) + p2p) + g.edges_s();
     }
   }
