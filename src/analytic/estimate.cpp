@@ -490,12 +490,16 @@ Estimate estimate_with(const spec::Scenario& s) {
   }
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
-    // al. 2024, §3.1), i.e. each other stage's slot of F + B + W less 2W.
+    // al. 2024, §3.1), i.e. each other stage's slot of F + B + W less 2W. The gradients coming back
+    // cross each hop after its B alone, which saves one W; the deferred ones fill the drain's
+    // waits, which saves the other, but a step of m < pp micro-batches has only m - 1 of them to
+    // spread over the pp - 1 hops: one micro-batch runs pp (F + B) + W, a bubble of (pp-1)(F + B).
+    const double deferred = (std::min(micro_batches, static_cast<double>(st.pp)) - 1) / std::max(1, st.pp - 1);
     bubble = 0;
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
       const Stage g = stages.at(i);
-      bubble += std::max(0.0, g.layers * (g.layer_s - 2 * g.layer_wgrad) + p2p) + g.edges_s();
+      bubble += std::max(0.0, g.layers * (g.layer_s - (1 + deferred) * g.layer_wgrad) + p2p) + g.edges_s();
     }
   }
   // ZeRO-3 gathers prefetched into the pipeline's waits: in the fill a stage waits for its first

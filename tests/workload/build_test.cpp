@@ -837,6 +837,19 @@ TEST(Build, UnderZero3EachLayerGathersItsOwnKindOfParametersInBothEngines) {
   }
 }
 
+TEST(Build, ZeroBubbleWithFewerMicroBatchesThanStagesAgreesInBothEngines) {
+  // With m < pp micro-batches a stage has only m - 1 weight gradients to defer into the drain: one
+  // micro-batch runs pp (F + B) + W. The closed form took every hop's W off, (pp-1)(F + B - W),
+  // and was 31% faster than the simulation on Llama 3.1 405B with one micro-batch on 8 stages.
+  for (int m : {1, 2, 4}) {
+    Shape x{.gpus = 64, .tp = 8, .pp = 8, .global_batch = m, .seq = 2048, .host_time = false};
+    x.schedule = spec::Schedule::kZeroBubbleH1;
+    const spec::Scenario s = scenario("llama3.1-70b", "dgx-h100", x);
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.03 * e) << "m " << m;
+  }
+}
+
 TEST(Build, UnderZeroBubbleGradientBucketsWaitForTheLastWeightGradientsInBothEngines) {
   // ZB-H1 runs each stage's weight-gradient pass of the last micro-batch last, and only then are
   // a layer's gradients complete: the buckets hide behind that pass, not a whole backward. The
