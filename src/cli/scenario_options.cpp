@@ -149,7 +149,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
          "stream waits), async (sends overlap compute, as Llama 3 ran)")
       ->check(CLI::IsMember({"host-sync", "stream", "async"}))
       ->capture_default_str();
-  cmd.add_flag("--async-tp", st.overlap_tp_comm, "Overlap TP collectives with GEMMs");
+  cmd.add_flag("--async-tp", st.overlap_tp_comm,
+               "Overlap sequence parallelism's TP all-gathers and reduce-scatters with the GEMMs beside them "
+               "(needs --sp)");
   cmd.add_flag("--tp-async-backward", st.tp_async_backward,
                "Megatron's column-parallel backward: the input gradient's all-reduce (with --sp: "
                "reduce-scatter) beside the weight-gradient GEMM, and with --sp the input gathered "

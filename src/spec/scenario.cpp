@@ -346,6 +346,15 @@ class Checker {
   // Megatron's sequence parallelism splits each CP rank's sequence evenly over the TP ranks
   // (tensor_parallel/mappings.py asserts the first dimension divides by the TP size).
   void check_sequence_parallel() {
+    // Async TP decomposes sequence parallelism's all-gather and reduce-scatter with the GEMMs
+    // beside them (PyTorch's fused_all_gather_matmul and fused_matmul_reduce_scatter; Transformer
+    // Engine's userbuffers, which Megatron-LM turns on only with --sequence-parallel). A block's
+    // all-reduce waits for its whole GEMM and has nothing to hide behind.
+    if (st_.overlap_tp_comm && st_.tp > 1 && !st_.sequence_parallel) {
+      problem("async TP overlaps sequence parallelism's all-gathers and reduce-scatters with their GEMMs, "
+              "but sequence parallelism is off; add --sp, or leave out --async-tp",
+              {"async-tp", "sp"});
+    }
     const std::int64_t slices = std::int64_t{st_.cp} * st_.tp;
     if (!st_.sequence_parallel || st_.tp <= 1 || st_.seq_len % slices == 0) return;
     problem("sequence length " + str(st_.seq_len) + " does not split into cp " + str(st_.cp) + " x tp " +

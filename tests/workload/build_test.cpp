@@ -109,7 +109,6 @@ TEST(Build, SimulationAgreesWithEstimateWithoutAPipeline) {
       // Async TP: each collective hides behind the GEMM at its block edge, in both engines (16K
       // tokens, so that the GPU rather than the host sets the pace).
       {.gpus = 8, .tp = 8, .global_batch = 8, .seq = 16384, .sp = true, .async_tp = true},
-      {.gpus = 8, .tp = 8, .global_batch = 8, .seq = 16384, .async_tp = true},
       // Megatron's column-parallel backward: collectives beside the input and weight gradients.
       {.gpus = 8, .tp = 8, .global_batch = 8, .seq = 16384, .async_backward = true},
       {.gpus = 8,
