@@ -372,7 +372,7 @@ class StepBuilder {
             side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
                  TaskKind::kCompute);
         }
-        side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
+        last_scatter_ = side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       }
     }
   }
@@ -641,6 +641,7 @@ class StepBuilder {
     pending_.clear();
     after_next_.clear();
     buckets_.clear();
+    last_scatter_ = kNone;
     const std::vector<Slot> order = stage_order(st_.schedule, st_.pp, st_.vp, micro_batches_, stage);
 
     // ZeRO-1/2: the updated parameter shards are gathered ahead of each layer's first forward
@@ -717,6 +718,9 @@ class StepBuilder {
       if (reduce > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));
     }
     pending_.insert(pending_.end(), buckets_.begin(), buckets_.end());
+    // The optimizer updates the shards the reduce-scatters deliver: it waits for the last of them,
+    // and so, their stream being in order, for all (a comm-bound backward leaves them queued).
+    if (last_scatter_ != kNone) pending_.push_back(last_scatter_);
     if (tied_sync_s_ > 0 && (stage == 0 || stage == st_.pp - 1)) {
       // A gradient reduction by kind, but between pipeline stages, so through the pipeline's port.
       const TaskId sync =
@@ -790,6 +794,7 @@ class StepBuilder {
   std::vector<TaskId> pending_;     // the next compute task waits for these
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these
+  TaskId last_scatter_ = kNone;     // and for this, the stage's last ZeRO-3 reduce-scatter
   std::vector<TaskId> param_gathers_;  // by layer: ZeRO-1/2 gathers not yet waited for
 };
 
