@@ -107,6 +107,7 @@ struct LayerKind {
   PassPair sharded_exposed;
 };
 
+// Three kinds of a layer's communication together (TP, CP and EP), as the host launches them.
 LayerComm combined(const LayerComm& a, const LayerComm& b, const LayerComm& c) {
   return LayerComm{a.fwd + b.fwd + c.fwd, a.bwd + b.bwd + c.bwd, a.launches + b.launches + c.launches,
                    a.bwd_launches + b.bwd_launches + c.bwd_launches};
