@@ -26,17 +26,6 @@ using graph::TaskKind;
 
 constexpr TaskId kNone = 0xffffffffu;
 
-std::string_view tp_task_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "tp.all_gather";
-    case CollectiveKind::kReduceScatter:
-      return "tp.reduce_scatter";
-    default:
-      return "tp.all_reduce";
-  }
-}
-
 class StepBuilder {
  public:
   StepBuilder(const spec::Scenario& s, std::size_t max_tasks)
@@ -62,7 +51,7 @@ class StepBuilder {
                                                 st_.sharded_collectives == spec::ShardedCollectives::kPerParameter)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
-        sends_(transfer_slots(), kNone),
+        sends_(2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_), kNone),
         recvs_(sends_.size(), kNone) {
     first_layer_.resize(static_cast<std::size_t>(chunks_) + 1, 0);
     const ChunkLayout layout(s.model.layers, chunks_);
@@ -84,14 +73,6 @@ class StepBuilder {
   }
 
  private:
-  // One slot per pipeline transfer: each micro-batch's forward and backward out of each chunk. A
-  // step over the task budget is refused first, before its slots are allocated or a graph
-  // nearly the budget's size is built.
-  std::size_t transfer_slots() const {
-    budget_.check_step(s_.model.is_moe() ? std::min(dense_.ops.size(), moe_.ops.size()) : dense_.ops.size());
-    return 2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_);
-  }
-
   // ---- tasks ---------------------------------------------------------------------------------
 
   // A collective's members: this rank's task alone (the symmetric peers it stands for), or tasks
@@ -778,7 +759,9 @@ class StepBuilder {
   // around its collectives even on one rank (workload::fsdp2_copies).
   const bool sharded_passes_;
   const bool rendezvous_;
-  std::vector<TaskId> sends_, recvs_;  // by transfer_index
+  // By transfer_index, a slot per micro-batch's forward and backward out of each chunk; build()
+  // refuses a step over the task budget before they are allocated.
+  std::vector<TaskId> sends_, recvs_;
 
   graph::ExecGraph g_;
   int stage_ = 0;
@@ -798,34 +781,14 @@ class StepBuilder {
   std::vector<TaskId> param_gathers_;  // by layer: ZeRO-1/2 gathers not yet waited for
 };
 
-// Where a step runs so many layer passes that its graph may outgrow the budget (a pass makes up to
-// some 130 tasks: eager kernels, recomputation, TP collectives and each one's launch), building it
-// would take seconds and gigabytes before check_room stopped it (12 s and 1.5 GB for Qwen3 32B's
-// 2,048 micro-batches through 64 layers). Two small builds, of two micro-batches and of three,
-// give the tasks each further micro-batch adds (the first adds no gradient accumulation), and
-// the step is refused at once where its graph would hold more than the budget.
-constexpr std::int64_t kMostTasksPerLayerPass = 256;
-
-void refuse_over_budget(const spec::Scenario& s, std::size_t max_tasks) {
-  const spec::Strategy& st = s.strategy;
-  const std::int64_t micro_batches = st.micro_batches();
-  if (micro_batches <= 3 ||
-      std::int64_t{s.model.layers} * micro_batches * kMostTasksPerLayerPass < static_cast<std::int64_t>(max_tasks))
-    return;
-  const auto tasks_with = [&](int probe_micro_batches) {
-    spec::Scenario probe = s;
-    probe.strategy.global_batch = st.dp * st.micro_batch * probe_micro_batches;
-    return static_cast<std::int64_t>(StepBuilder(probe, max_tasks).build().size());
-  };
-  const std::int64_t two = tasks_with(2), per_micro_batch = tasks_with(3) - two;
-  if (two + (micro_batches - 2) * per_micro_batch > static_cast<std::int64_t>(max_tasks))
-    StepBudget(s, max_tasks).check_room(max_tasks);  // throws, naming what makes the step large
-}
-
 }  // namespace
 
 graph::ExecGraph build(const spec::Scenario& s, std::size_t max_tasks) {
-  refuse_over_budget(s, max_tasks);
+  StepBudget(s, max_tasks).check_step([&](int micro_batches) {
+    spec::Scenario probe = s;
+    probe.strategy.global_batch = s.strategy.dp * s.strategy.micro_batch * micro_batches;
+    return StepBuilder(probe, max_tasks).build().size();
+  });
   return StepBuilder(s, max_tasks).build();
 }
 

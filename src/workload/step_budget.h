@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "spec/scenario.h"
 
@@ -21,10 +22,10 @@ class StepBudget {
   std::int64_t to_ns(double seconds);
   /// Throws where a graph of `tasks` tasks may not take one more.
   void check_room(std::size_t tasks) const;
-  /// Throws where the step cannot fit before its graph is built: every micro-batch runs a forward
-  /// task per op of every layer, its layers having at least `ops_per_layer`, and at least one
-  /// backward task per layer.
-  void check_step(std::size_t ops_per_layer) const;
+  /// Throws where the step's graph would hold more than the budget, judged before it is built:
+  /// where its layer passes are many enough to come near the budget, from `tasks_with(m)`, the
+  /// tasks of the same step with m = 2 and 3 micro-batches, as what each further one adds.
+  void check_step(const std::function<std::size_t(int micro_batches)>& tasks_with) const;
   std::size_t max_tasks() const { return max_tasks_; }
 
  private:

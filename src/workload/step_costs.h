@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cost/collective.h"
@@ -107,6 +108,15 @@ constexpr std::optional<cost::CollectiveKind> tp_edge_collective(BlockEdge edge,
   if (sequence_parallel) return start != backward ? cost::CollectiveKind::kAllGather : cost::CollectiveKind::kReduceScatter;
   if (start != backward) return std::nullopt;
   return cost::CollectiveKind::kAllReduce;
+}
+
+/// The name of a TP collective's task in the step's graph and its trace.
+constexpr std::string_view tp_task_name(cost::CollectiveKind kind) {
+  switch (kind) {
+    case cost::CollectiveKind::kAllGather: return "tp.all_gather";
+    case cost::CollectiveKind::kReduceScatter: return "tp.reduce_scatter";
+    default: return "tp.all_reduce";
+  }
 }
 /// Whether the column-parallel layers' backward collectives run beside their GEMMs
 /// (Strategy::tp_async_backward, where it takes effect).

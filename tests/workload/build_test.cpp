@@ -884,7 +884,7 @@ TEST(Build, UnderZeroBubbleGradientBucketsWaitForTheLastWeightGradientsInBothEng
 
 TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
   // 80 layers x 16 micro-batches are passes enough, against this budget, for the refusal to come
-  // from builds of two and three micro-batches (refuse_over_budget), whose count is exact here.
+  // from builds of two and three micro-batches (StepBudget::check_step), whose count is exact here.
   const spec::Scenario s = scenario("llama2-70b", "dgx-h100", {.gpus = 32, .tp = 8, .pp = 4, .global_batch = 16});
   const std::size_t needed = build(s).size();
   EXPECT_EQ(build(s, needed).size(), needed);
@@ -901,8 +901,9 @@ TEST(Build, AStepOfMoreTasksThanTheBudgetIsRefusedNamingWhatMakesItLarge) {
 }
 
 TEST(Build, TheBudgetsEarlyCheckLetsThroughEveryGraphOfExactlyTheBudgetsSize) {
-  // The check before the transfer slots counts a lower bound of the tasks; a graph the budget
-  // holds must never fail it, dense or MoE (whose layers run other ops), 1F1B or interleaved.
+  // The check before the build sizes the step from builds of two and three micro-batches; a
+  // graph the budget holds must never fail it, dense or MoE (whose layers run other ops), 1F1B or
+  // interleaved.
   for (const auto& [model, shape] :
        {std::pair{"llama3.1-8b", Shape{.gpus = 8, .tp = 2, .pp = 4, .global_batch = 32}},
         std::pair{"mixtral-8x7b", Shape{.gpus = 16, .tp = 2, .pp = 4, .vp = 2, .global_batch = 16}},
