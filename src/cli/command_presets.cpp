@@ -21,7 +21,7 @@ Runner add_presets(CLI::App& app) {
   show->add_option("name", *name, "Preset name, or a Hugging Face config.json to convert")
       ->required();
   return [show, name] {
-    if (show->parsed() && (name->ends_with(".yaml") || name->ends_with(".yml"))) {
+    if (show->parsed() && spec::is_yaml_path(*name)) {
       throw Error(ErrorKind::kInvalidInput, "is a YAML file, already in the schema presets show prints")
           .at({*name, 0, 0})
           .with_hint("give it to --model, --cluster or a cluster's gpu: as it is");

@@ -51,10 +51,7 @@ void append_printable(std::string& out, std::string_view text, bool keep_width) 
     out += core::escape_controls(text, true);
     return;
   }
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += (byte >= 0x20 && byte != 0x7F) || c == '\n' || c == '\t' ? c : '?';
-  }
+  for (const char c : text) out += core::printable(c, true) ? c : '?';
 }
 
 }  // namespace

@@ -62,12 +62,17 @@ void require_utf8(std::string_view source, std::string_view text) {
   }
 }
 
+bool printable(char c, bool keep_line_breaks) {
+  const auto byte = static_cast<unsigned char>(c);
+  return (byte >= 0x20 && byte != 0x7F) || (keep_line_breaks && (c == '\n' || c == '\t'));
+}
+
 std::string escape_controls(std::string_view text, bool keep_line_breaks) {
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    if ((byte >= 0x20 && byte != 0x7F) || (keep_line_breaks && (c == '\n' || c == '\t'))) {
+    if (printable(c, keep_line_breaks)) {
       out += c;
     } else {
       constexpr char kHex[] = "0123456789abcdef";

@@ -15,6 +15,10 @@ namespace stepcast::core {
 /// U+10FFFF), quoting the offending line.
 void require_utf8(std::string_view source, std::string_view text);
 
+/// Whether `c` is printed as it is: no control character, or with `keep_line_breaks` a line
+/// break or a tab.
+bool printable(char c, bool keep_line_breaks);
+
 /// `text` with its control characters written as \xNN: a NUL would end a C string where it is
 /// printed, an escape sequence would act on the terminal, a line break would split a line of a
 /// table or end a YAML comment. With `keep_line_breaks`, line breaks and tabs stay.

@@ -56,7 +56,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool is_yaml_path(std::string_view s) { return ends_with(s, ".yaml") || ends_with(s, ".yml"); }
 
 // A name with a slash, or one that names something on disk, is a path the user meant, never a
 // preset with a typo: it gets an error about the file, not a did-you-mean.
@@ -118,6 +117,8 @@ std::string preset_yaml(std::string_view name) {
   throw Error(ErrorKind::kInvalidInput, "unknown preset \"" + std::string(name) + "\"",
               core::suggestion(name, all));
 }
+
+bool is_yaml_path(std::string_view s) { return ends_with(s, ".yaml") || ends_with(s, ".yml"); }
 
 bool written_as_path(std::string_view name) {
   return name.find('/') != std::string_view::npos || is_yaml_path(name);

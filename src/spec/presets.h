@@ -29,6 +29,9 @@ ClusterSpec cluster_preset(std::string_view name);
 /// and passed back as a file. Throws like model_preset for an unknown name.
 std::string preset_yaml(std::string_view name);
 
+/// Whether `path` names a YAML file: it ends in .yaml or .yml.
+bool is_yaml_path(std::string_view path);
+
 /// Whether `name` is written as a file's path, whatever is on disk: it holds a slash or ends in
 /// .yaml or .yml, which no preset name does.
 bool written_as_path(std::string_view name);
