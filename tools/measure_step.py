@@ -72,6 +72,8 @@ CASES = {
     "qwen2.5-7b-4l-eager": dict(QWEN_7B_4L, batch=2, seq=4096),
     "gpt-1.3b-eager": dict(GPT_1B, batch=4, seq=2048),
     "gpt-1.3b-compiled": dict(GPT_1B, batch=4, seq=2048, compile=True),
+    # Llama 3.2 3B whole (28 layers): about 90 GB at its peak, so it needs an H200's 141 GB
+    "llama3.2-3b-eager": dict(LLAMA_3B_14L, layers=28, batch=1, seq=8192),
 }
 
 

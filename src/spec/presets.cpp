@@ -58,10 +58,12 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 
 // A name with a slash, or one that names something on disk, is a path the user meant, never a
-// preset with a typo: it gets an error about the file, not a did-you-mean.
-bool names_a_path(const std::string& s) {
+// preset with a typo: it gets an error about the file, not a did-you-mean. But a preset's name
+// means the preset whatever the working directory holds: a folder named h200 beside a run must
+// not hide the h200 preset, which clusters name as their GPU (./h200 reads the folder).
+bool names_a_path(PresetKind kind, const std::string& s) {
   std::error_code ignored;
-  return s.find('/') != std::string::npos || std::filesystem::exists(s, ignored);
+  return s.find('/') != std::string::npos || (!find(kind, s) && std::filesystem::exists(s, ignored));
 }
 
 [[noreturn]] void not_a_spec_file(const std::string& path, const std::string& what, const std::string& valid) {
@@ -128,7 +130,7 @@ ModelSpec load_model(std::string_view name_or_path) {
   const std::string path(name_or_path);
   if (is_yaml_path(path)) return read_model_yaml(path, core::read_file(path));
   if (ends_with(path, ".json")) return read_hf_config(path, core::read_file(path));
-  if (!names_a_path(path)) return model_preset(name_or_path);
+  if (!names_a_path(PresetKind::kModel, path)) return model_preset(name_or_path);
   // A Hugging Face model directory, as downloaded: its config.json.
   const std::filesystem::path config = std::filesystem::path(path) / "config.json";
   std::error_code ignored;
@@ -140,7 +142,7 @@ ModelSpec load_model(std::string_view name_or_path) {
 GpuSpec load_gpu(std::string_view name_or_path) {
   const std::string path(name_or_path);
   if (is_yaml_path(path)) return read_gpu_yaml(path, core::read_file(path));
-  if (names_a_path(path)) not_a_spec_file(path, "GPU", "a GPU .yaml file");
+  if (names_a_path(PresetKind::kGpu, path)) not_a_spec_file(path, "GPU", "a GPU .yaml file");
   return gpu_preset(name_or_path);
 }
 
@@ -153,7 +155,7 @@ ClusterSpec load_cluster(std::string_view name_or_path) {
                 "give a cluster preset name or a .yaml file")
         .at({path, 0, 0});
   }
-  if (names_a_path(path)) not_a_spec_file(path, "cluster", "a cluster .yaml file");
+  if (names_a_path(PresetKind::kCluster, path)) not_a_spec_file(path, "cluster", "a cluster .yaml file");
   return cluster_preset(name_or_path);
 }
 

@@ -321,6 +321,21 @@ TEST_F(LoadFromFiles, AClusterFileNamesAGpuFileBesideIt) {
   EXPECT_EQ(error_of([&] { load_cluster(cluster); }).rfind(bad_gpu + ":12:11: sm_count:", 0), 0u);
 }
 
+TEST_F(LoadFromFiles, AFolderNamedLikeAPresetDoesNotHideThePreset) {
+  // Found when `validate` on the H200 rows ran beside a folder named h200: dgx-h200's `gpu: h200`
+  // was read as that folder, and every row failed ("h200: is a directory, not a GPU file").
+  for (const char* name : {"h200", "dgx-h200", "llama3.1-8b"}) std::filesystem::create_directory(dir_ / name);
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  EXPECT_EQ(load_cluster("dgx-h200").gpu.name, "h200");
+  EXPECT_EQ(load_gpu("h200").sm_count, 132);
+  EXPECT_EQ(load_model("llama3.1-8b").ffn, 14336);
+  // Written as a path, the folder is what is read.
+  const std::string as_path = error_of([] { load_gpu("./h200"); });
+  std::filesystem::current_path(before);
+  EXPECT_EQ(as_path.rfind("./h200: is a directory, not a GPU file", 0), 0u) << as_path;
+}
+
 TEST_F(LoadFromFiles, ErrorsNameThePath) {
   const std::string missing = (dir_ / "missing.yaml").string();
   try {
