@@ -438,13 +438,19 @@ TEST(ValidationSuite, MeasuredH100StepsThroughTheSimulatorStayWithinTheirRatchet
 // H100's measured ones.
 TEST(ValidationSuite, MeasuredH200StepsStayWithinTheirRatchet) {
   // Stop 51 (2026-11-28): 0.0232 (0.02317) when first added, held out; worst -5.3% (the 3B
-  // 14-layer compiled row), every row but two predicted too fast.
-  expect_shipped_within("measured_h200_steps.csv", Engine::kAnalytic, 14, kMeasuredH200, 0.0232);
+  // 14-layer compiled row), every row but two predicted too fast. Then up, to 0.0447 (0.04460):
+  // the H200's streaming bandwidth, eager RMSNorm and optimizer kernels measured on the H200
+  // itself, as the H100's are (data/gpus/h200.yaml), in place of a third party's STREAM triad
+  // (0.736 of peak; our copy reaches 0.844). The steps' priced GPU work is now within 2.1% of the
+  // GPU time in their traces (-5.2% to +0.6%); the rest is time the timed steps left the GPU idle,
+  // 2-4% of each (docs/accuracy.md, "Steps measured on one H200"), which the model does not price.
+  expect_shipped_within("measured_h200_steps.csv", Engine::kAnalytic, 14, kMeasuredH200, 0.0447);
 }
 
 TEST(ValidationSuite, MeasuredH200StepsThroughTheSimulatorStayWithinTheirRatchet) {
-  // Stop 51 (2026-11-28): 0.0233 (0.02320) when first added, held out.
-  expect_shipped_within("measured_h200_steps.csv", Engine::kSimulation, 14, kMeasuredH200, 0.0233);
+  // Stop 51 (2026-11-28): 0.0233 (0.02320) when first added, held out; then 0.0447 (0.04467)
+  // with the H200's own measured bandwidths, as above.
+  expect_shipped_within("measured_h200_steps.csv", Engine::kSimulation, 14, kMeasuredH200, 0.0447);
 }
 
 TEST(ValidationSuite, MegatronBridgeH100ThroughTheSimulatorStaysWithinItsRatchet) {
