@@ -6,10 +6,14 @@ thirty columns invite a typo in a layer count or a step time; this reads every f
 case's config.json and result.json, so a row says only what was measured.
 
 Usage: tools/step_rows.py STEPS_DIR --gpu LABEL --cluster PRESET [--case NAME ...] > rows.csv
+       tools/step_rows.py STEPS_DIR --check TABLE.csv
   STEPS_DIR  the --out folder of tools/measure_step.py (one folder per case)
   --gpu      the GPU as the row names it, e.g. "H200 (700 W)"
   --cluster  the cluster preset whose GPU the step ran on, e.g. dgx-h200
 Prints the header and one row per case, in the order of --case (default: sorted case names).
+--check compares each row of a table with the row written again from its case (named first in
+its notes, with the row's source, gpu and cluster), every column but the notes, and exits 1 naming
+each difference (ctest: the shipped tables against their measurements).
 """
 import argparse
 import csv
@@ -76,14 +80,34 @@ def row(case_dir, gpu, cluster, source):
             f"{result['step_s_median']:.5f}", "yes", "; ".join(notes)]
 
 
+def check(steps_dir, table):
+    """0 if every row of `table` is what its case's files give, else a message naming each difference."""
+    differences = []
+    with open(table) as f:
+        rows = list(csv.DictReader(f))
+    for line, shipped in enumerate(rows, start=2):
+        case = shipped["notes"].split(" ")[1]
+        written = dict(zip(HEADER, row(os.path.join(steps_dir, case), shipped["gpu"], shipped["cluster"],
+                                       shipped["source"])))
+        differences += [f"{table}:{line}: {column}: {shipped[column]!r}, but {case} gives {str(written[column])!r}"
+                        for column in HEADER if column != "notes" and shipped[column] != str(written[column])]
+    print(f"{table}: {len(rows)} rows, {len(differences)} differences")
+    return "\n".join(differences) if differences else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("steps_dir")
-    p.add_argument("--gpu", required=True)
-    p.add_argument("--cluster", required=True)
+    p.add_argument("--gpu")
+    p.add_argument("--cluster")
     p.add_argument("--source", default="stepcast tools/measure_step.py")
     p.add_argument("--case", action="append")
+    p.add_argument("--check", metavar="TABLE")
     a = p.parse_args()
+    if a.check:
+        raise SystemExit(check(a.steps_dir, a.check))
+    if not (a.gpu and a.cluster):
+        p.error("--gpu and --cluster are needed to write rows")
     cases = a.case or sorted(d for d in os.listdir(a.steps_dir) if os.path.isdir(os.path.join(a.steps_dir, d)))
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(HEADER)
