@@ -303,9 +303,19 @@ def run_case(name, out, steps):
         except Exception as e:  # the Kineto trace matters more than the execution trace
             print(f"execution trace not written: {e}", flush=True)
             et = None
+    # The profiled step's clocks beside the timed steps': its kernels may run at another clock than
+    # theirs (docs/accuracy.md, "Steps measured on one H200").
+    profiled_clocks, stop = [], threading.Event()
+    sampler = threading.Thread(target=sample_clocks, args=(stop, profiled_clocks))
+    sampler.start()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
         step()
         torch.cuda.synchronize()
+    stop.set()
+    sampler.join()
+    if profiled_clocks:
+        result["profiled_sm_mhz_mean"] = statistics.mean(c[0] for c in profiled_clocks)
+        result["profiled_power_w_mean"] = statistics.mean(c[1] for c in profiled_clocks)
     if et is not None:
         et.stop()
         et.unregister_callback()
