@@ -22,12 +22,6 @@ using spec::Recompute;
 using workload::Op;
 using workload::OpKind;
 
-// Seconds of a layer's forward and backward passes.
-struct PassPair {
-  double fwd = 0, bwd = 0;
-  double total() const { return fwd + bwd; }
-};
-
 // A layer of no kernels: the MoE layer of a dense model.
 constexpr PassTimes kNoLayer{};
 
@@ -102,7 +96,7 @@ Exposure dp_exposure(double comm, const PassStream& stream, bool streams, double
 struct LayerKind {
   const PassTimes& passes;
   LayerComm tp, cp;
-  double host = 0;
+  PassPair host;
   workload::ShardedLayer sharded;
   PassPair sharded_exposed;
 };
@@ -191,6 +185,17 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
   }
 }
 
+// The host time a layer's passes expose beyond their kernels (`host`), less what hides in the
+// passes' ZeRO-3 waits (`sharded`): the host launches on while the compute stream waits for a
+// gather, and FSDP's copies are kernels too, unless the host itself waits for each collective
+// (blocking collectives, launch-blocking).
+double host_beside_gathers(const spec::Strategy& st, const PassPair& host, const PassPair& sharded) {
+  if (st.launch_blocking || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
+    return host.total();
+  }
+  return std::max(0.0, host.fwd - sharded.fwd) + std::max(0.0, host.bwd - sharded.bwd);
+}
+
 // One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
 // `moe_share`: kernels, exposed communication and host time.
 struct LayerCost {
@@ -222,7 +227,9 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
       .fsdp = {mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
                mix(dense.sharded_exposed.bwd, moe.sharded_exposed.bwd)},
       .gather = mix(dense.sharded.gather, moe.sharded.gather),
-      .host = mix(dense.host, moe.host),
+      .host = host_beside_gathers(s.strategy, {mix(dense.host.fwd, moe.host.fwd), mix(dense.host.bwd, moe.host.bwd)},
+                                  {mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
+                                   mix(dense.sharded_exposed.bwd, moe.sharded_exposed.bwd)}),
       // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
       // run beside the passes' exposed TP, CP and EP communication too (PassStream).
       .links = split_by_links(s, {mix(dense.tp.fwd, moe.tp.fwd), mix(dense.tp.bwd, moe.tp.bwd)},
@@ -414,7 +421,7 @@ Estimate estimate_with(const spec::Scenario& s) {
 
   const LayerComm ep = ep_comm(s);
   LayerKind dense = priced_kind(s, dense_passes, false, ep);
-  LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, 0, {}, {}};
+  LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, {}, {}, {}};
   if (st.zero_stage >= 3) price_sharded<kMoe>(s, ep, dense, moe);
   const Stages stages(s, dense, moe, ep, embed, head, kMoe && st.pp > 1);
   const LayerCost& average = stages.average();

@@ -144,13 +144,13 @@ LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const Lay
   return out;
 }
 
-double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm) {
+PassPair layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm) {
   const double recomputed = full_recompute_fraction(s.strategy);
   const double host_fwd = k.host_fwd + workload::host_launch_s(s, comm.launches);
   const double host_bwd = k.host_bwd + k.host_recompute +
                           workload::host_launch_s(s, comm.bwd_launches + recomputed * comm.launches);
-  return exposed_host_s(s.strategy, host_fwd, k.fwd + comm.fwd) +
-         exposed_host_s(s.strategy, host_bwd, k.bwd + k.recompute + comm.bwd);
+  return {exposed_host_s(s.strategy, host_fwd, k.fwd + comm.fwd),
+          exposed_host_s(s.strategy, host_bwd, k.bwd + k.recompute + comm.bwd)};
 }
 
 }  // namespace stepcast::analytic

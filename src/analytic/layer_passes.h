@@ -141,6 +141,12 @@ struct LinkSplit {
 LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
                          const LayerComm& ep);
 
+// Seconds of a layer's forward and backward passes.
+struct PassPair {
+  double fwd = 0, bwd = 0;
+  double total() const { return fwd + bwd; }
+};
+
 // GPU idle time of a pass whose kernels take `gpu` seconds and `host` seconds to launch. The host
 // runs ahead of the GPU, so the pass lasts max(GPU time, host time); when each launch blocks until
 // its kernel has finished, the two take turns and the GPU waits for all of the host's time.
@@ -148,9 +154,9 @@ inline double exposed_host_s(const spec::Strategy& st, double host, double gpu) 
   return st.launch_blocking ? host : std::max(0.0, host - gpu);
 }
 
-// The GPU idle time of one layer's forward and backward passes of one micro-batch, the host
+// The GPU idle time of one layer's forward and of its backward pass of one micro-batch, the host
 // launching its kernels and the collectives on the compute stream.
-double layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm);
+PassPair layer_host_s(const spec::Scenario& s, const PassTimes& k, const LayerComm& comm);
 
 // The same for the embedding and output head, which run no collectives.
 inline double edge_host_s(const spec::Strategy& st, const PassTimes& k) {
