@@ -18,16 +18,22 @@ namespace stepcast::cli {
 
 namespace {
 
-// A whole number from `least` to `most`, read with from_chars. CLI11's own Range reports a
-// rejected "2 " as "Value 2  not in range 1 to 2147483647", the character it could not read
-// unseen; its PositiveNumber a rejected 0 as "not in range 0.000000 to 1.797693e+308"; and its
-// conversion held a count beyond 2^63 - 1 at 2^63 - 1 and went on as though it had been typed.
+// A whole number from `least` to `most`, read with from_chars, in decimal: passed on to CLI11's
+// conversion as written again, since that conversion (strtoll, base 0) read "010" as octal 8 and
+// refused "09". CLI11's own Range reports a rejected "2 " as "Value 2  not in range 1 to
+// 2147483647", the character it could not read unseen; its PositiveNumber a rejected 0 as "not in
+// range 0.000000 to 1.797693e+308"; and its conversion held a count beyond 2^63 - 1 at 2^63 - 1
+// and went on as though it had been typed. Options take it with ->transform, which passes the
+// text on as rewritten (->check would rewrite a copy).
 CLI::Validator whole_number(long long least, long long most, const std::string& description) {
   return CLI::Validator(
-      [=](const std::string& text) {
+      [=](std::string& text) {
         long long v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec == std::errc() && end == text.data() + text.size() && v >= least && v <= most) return std::string();
+        if (ec == std::errc() && end == text.data() + text.size() && v >= least && v <= most) {
+          text = std::to_string(v);
+          return std::string();
+        }
         return fmt::format("expected a whole number from {} to {}, got \"{}\"", least, most, text);
       },
       description);
@@ -79,36 +85,36 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       ->group(kOutputGroup);
   cmd.add_option("--model", o.model, "Model preset, YAML file, Hugging Face config.json or a directory holding one")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "Cluster preset or YAML file")->capture_default_str();
-  cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--tp", st.tp, "Tensor-parallel degree")->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--pp", st.pp, "Pipeline stages")->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--vp", st.vp, "Virtual stages per rank (interleaved schedule)")->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--dp", st.dp, "Data-parallel degree (default: gpus / (tp*pp*cp))")->check(kAtLeastOne);
-  cmd.add_option("--cp", st.cp, "Context-parallel degree")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--gpus", o.gpus, "GPUs in the job")->capture_default_str()->transform(kAtLeastOne);
+  cmd.add_option("--tp", st.tp, "Tensor-parallel degree")->capture_default_str()->transform(kAtLeastOne);
+  cmd.add_option("--pp", st.pp, "Pipeline stages")->capture_default_str()->transform(kAtLeastOne);
+  cmd.add_option("--vp", st.vp, "Virtual stages per rank (interleaved schedule)")->capture_default_str()->transform(kAtLeastOne);
+  cmd.add_option("--dp", st.dp, "Data-parallel degree (default: gpus / (tp*pp*cp))")->transform(kAtLeastOne);
+  cmd.add_option("--cp", st.cp, "Context-parallel degree")->capture_default_str()->transform(kAtLeastOne);
   cmd.add_option("--cp-exchange", o.cp_exchange,
                  "How CP ranks exchange keys and values: ring (ring attention, beside the attention "
                  "kernels: Megatron-Core, Transformer Engine's p2p) or all-gather (K and V gathered "
                  "before the attention and dK, dV reduce-scattered after it, exposed: Llama 3)")
       ->check(CLI::IsMember({"ring", "all-gather"}))
       ->capture_default_str();
-  cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->check(kAtLeastOne);
+  cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->transform(kAtLeastOne);
+  cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->transform(kAtLeastOne);
   st.global_batch = 0;
   st.seq_len = 0;  // unset: kDefaultSeqLen, or the model's max_seq where that is shorter
   cmd.add_option("--global-batch", st.global_batch, "Sequences per optimizer step (default: dp * micro-batch)")
-      ->check(kAtLeastOne);
+      ->transform(kAtLeastOne);
   cmd.add_option("--global-batch-tokens", o.global_batch_tokens, "Tokens per optimizer step (instead of --global-batch)")
-      ->check(kTokenCount);
+      ->transform(kTokenCount);
   cmd.add_option("--seq", st.seq_len,
                  "Tokens per sequence (default: " + std::to_string(kDefaultSeqLen) +
                      ", or the model's max_seq where that is shorter)")
-      ->check(kAtLeastOne);
+      ->transform(kAtLeastOne);
   cmd.add_option("--recompute", o.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"none", "selective", "full", "op"}))->capture_default_str();
   cmd.add_option("--recompute-every", st.recompute_interval,
                  "With --recompute full: recompute every k-th layer only")
-      ->capture_default_str()->check(kAtLeastOne);
-  cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->check(whole_number(0, 3, "INT in [0 - 3]"))->capture_default_str();
+      ->capture_default_str()->transform(kAtLeastOne);
+  cmd.add_option("--zero", st.zero_stage, "ZeRO stage (3 = FSDP full shard)")->transform(whole_number(0, 3, "INT in [0 - 3]"))->capture_default_str();
   cmd.add_flag("--sp", st.sequence_parallel, "Megatron sequence parallelism");
   cmd.add_option("--dtype", o.dtype, "Matmul precision (fp16 adds loss scaling's unscale pass)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8"}))
@@ -162,7 +168,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
                  "channels of the TP group; with --async-tp, the bulk overlaps' num_sm of the "
                  "userbuffers config")
       ->capture_default_str()
-      ->check(kAtLeastZero);
+      ->transform(kAtLeastZero);
   cmd.add_flag("--autocast-fp32-weights", st.autocast_fp32_weights,
                "FP32 weights that torch.autocast casts to 16 bits at every use (FSDP without "
                "parameter mixed precision, as Composer's DEFAULT before March 2023; DDP under Lightning's "

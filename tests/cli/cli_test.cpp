@@ -374,6 +374,17 @@ TEST(Cli, ACountOutOfRangeExitsTwoNamingTheValidRangeAndTheValueAsTyped) {
   EXPECT_EQ(stepcast("estimate --dp 0").exit_code, 2);
 }
 
+TEST(Cli, ACountWithLeadingZerosIsReadInDecimal) {
+  // CLI11's conversion read "010" as octal 8 (and refused "09"): --gpus 010 ran on 8 GPUs.
+  const auto strategy = [](const std::string& options) {
+    const std::string out = stepcast("estimate " + options).output;
+    return out.substr(out.find("strategy"), out.find('\n', out.find("strategy")) - out.find("strategy"));
+  };
+  EXPECT_EQ(strategy("--gpus 016 --tp 08"), strategy("--gpus 16 --tp 8"));
+  EXPECT_NE(strategy("--gpus 010").find("dp 10 "), std::string::npos) << strategy("--gpus 010");
+  EXPECT_EQ(stepcast("estimate --tp 0x10").exit_code, 2);
+}
+
 TEST(Cli, TpBackwardSmsTakeZeroToTheSmsTheGpuLeavesTheGemms) {
   const Invocation negative = stepcast("estimate --tp-backward-sms -3");
   EXPECT_EQ(negative.exit_code, 2);
