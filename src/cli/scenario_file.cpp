@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ranges>
 #include <string_view>
 
 #include "cli/result_output.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/spellcheck.h"
+#include "core/utf8.h"
 #include "spec/yaml_reader.h"
 #include "spec/yaml_writer.h"
 
@@ -99,8 +101,10 @@ std::vector<std::string> expand_scenario_files(const std::vector<std::string>& a
       given.push_back(option_of(args[i]));
     }
   }
+  // A later file overrides an earlier one, as the command line overrides them all: each option is
+  // taken from the last place that sets it.
   std::vector<std::string> from_files;
-  for (const std::string& file : files) {
+  for (const std::string& file : files | std::views::reverse) {
     for (const spec::YamlSetting& s : spec::read_yaml_settings(file, core::read_file(file))) {
       const std::vector<std::string> tokens = tokens_of(s, sub, check);
       if (std::find(given.begin(), given.end(), s.key) != given.end()) continue;
@@ -151,9 +155,11 @@ void save_scenario_file(const CLI::App& sub) {
     }
   }
   const std::string path = save->results().back();
+  // The path is escaped in the header: a line break in it would end the comment, and the rest of
+  // the path would be read back as a setting.
   core::write_file(path,
                    spec::settings_yaml(settings, fmt::format("# stepcast {}: a scenario file, read back with --config {}\n",
-                                                             sub.get_name(), path)),
+                                                             sub.get_name(), core::escape_controls(path, false))),
                    "the scenario file");
 }
 

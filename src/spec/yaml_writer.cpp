@@ -71,6 +71,9 @@ std::string settings_yaml(const std::vector<std::pair<std::string, std::string>>
                           std::string_view header) {
   std::string out(header);
   for (const auto& [key, value] : settings) out += fmt::format("{}: {}\n", key, scalar(value));
+  // No setting, every option at its default: an empty map, where comments alone read as no
+  // document.
+  if (settings.empty()) out += "{}\n";
   return out;
 }
 

@@ -20,7 +20,7 @@ namespace stepcast::spec {
 std::string model_yaml(const ModelSpec& m, std::string_view header);
 
 /// `header` followed by one `key: value` line per setting, in order, each value quoted where YAML
-/// needs it: the flat map read_yaml_settings (spec/yaml_reader.h) reads back.
+/// needs it: the flat map read_yaml_settings (spec/yaml_reader.h) reads back (`{}` for none).
 std::string settings_yaml(const std::vector<std::pair<std::string, std::string>>& settings,
                           std::string_view header);
 

@@ -884,6 +884,32 @@ TEST(Cli, SaveConfigWritesTheOptionsARunWasGivenAsAFileThatRunsTheSame) {
   EXPECT_EQ(flags.substr(flags.find('\n') + 1), "no-dp-overlap: true\n");
 }
 
+TEST(Cli, SaveConfigOfARunAtTheDefaultsReadsBackAsThem) {
+  // Comments alone read as no document: the file of a run given no option (or only flags set
+  // false) could not be read back.
+  const std::string saved = testing::TempDir() + "stepcast_defaults.yaml";
+  ASSERT_EQ(stepcast("estimate --sp=false --save-config " + saved).exit_code, 0);
+  const Invocation again = stepcast("estimate --json --config " + saved);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(again.output, stepcast("estimate --json").output);
+}
+
+TEST(Cli, SaveConfigEscapesALineBreakInItsPathInTheHeader) {
+  // Written raw, the path's second line became a setting of the file ("tp: 2" here).
+  const std::string saved = testing::TempDir() + "stepcast_x\ntp: 2 #.yaml";
+  const Invocation first = stepcast("estimate --json --gpus 16 --save-config '" + saved + "'");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(stepcast("estimate --json --config '" + saved + "'").output, first.output);
+}
+
+TEST(Cli, ALaterScenarioFileOverridesAnEarlierOne) {
+  const std::string two = testing::TempDir() + "stepcast_tp2.yaml", four = testing::TempDir() + "stepcast_tp4.yaml";
+  std::ofstream(two) << "tp: 2\nseq: 2048\n";
+  std::ofstream(four) << "tp: 4\n";
+  EXPECT_EQ(stepcast("estimate --json --gpus 16 --config " + two + " --config " + four).output,
+            stepcast("estimate --json --gpus 16 --tp 4 --seq 2048").output);
+}
+
 TEST(Cli, AScenarioFileHoldsWhatToRunNotHowToPrintIt) {
   const std::string file = testing::TempDir() + "stepcast_output.yaml";
   std::ofstream(file) << "json: true\n";
