@@ -538,8 +538,11 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double group = std::min<double>(micro_batches, st.pp);
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
   const DpWindow dp_window{layers, st.vp, group};
+  // Under CUDA_LAUNCH_BLOCKING=1 the host waits for each bucket it starts before it launches the
+  // next kernel: nothing overlaps, though the buckets are still a layer's each.
   const auto exposed = [&](double comm, const PassStream& stream, bool streams, double idle) {
-    return st.overlap_dp_comm ? dp_exposure(comm, stream, streams, idle, dp_window) : Exposure{comm, 0};
+    return st.overlap_dp_comm && !st.launch_blocking ? dp_exposure(comm, stream, streams, idle, dp_window)
+                                                      : Exposure{comm, 0};
   };
   const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
                              layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};

@@ -506,7 +506,9 @@ class StepBuilder {
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
       const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];
       if (gather != kNone) {
-        pending_.push_back(gather);
+        pending_.push_back(gather == kGatherWhenDue ? side(kPrefetchStream, Category::kDataParallel,
+                                                          dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1)
+                                                    : gather);
         param_gathers_[static_cast<std::size_t>(l)] = kNone;
       }
       layer_pass(l, mb, OpPass::kForward);
@@ -626,7 +628,9 @@ class StepBuilder {
     const std::vector<Slot> order = stage_order(st_.schedule, st_.pp, st_.vp, micro_batches_, stage);
 
     // ZeRO-1/2: the updated parameter shards are gathered ahead of each layer's first forward
-    // (the previous step's optimizer output, prefetched in layer order as Megatron does).
+    // (the previous step's optimizer output, prefetched in layer order as Megatron does). Under
+    // CUDA_LAUNCH_BLOCKING=1 the host waits for each gather it starts, so each is started just
+    // before its layer's first forward instead (kGatherWhenDue), and nothing is prefetched.
     param_gathers_.assign(static_cast<std::size_t>(s_.model.layers), kNone);
     if (dp_gather_s(s_, layer_params_) > 0 && st_.overlap_dp_comm) {
       for (const Slot& slot : order) {
@@ -634,8 +638,9 @@ class StepBuilder {
         const int j = slot.chunk * st_.pp + stage;
         for (int l = first_layer_[j]; l < first_layer_[j + 1]; ++l) {
           param_gathers_[static_cast<std::size_t>(l)] =
-              add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
-                  dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
+              st_.launch_blocking ? kGatherWhenDue
+                                  : add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
+                                        dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
         }
       }
     }
@@ -779,6 +784,8 @@ class StepBuilder {
   std::vector<TaskId> buckets_;     // the optimizer waits for these
   TaskId last_scatter_ = kNone;     // and for this, the stage's last ZeRO-3 reduce-scatter
   std::vector<TaskId> param_gathers_;  // by layer: ZeRO-1/2 gathers not yet waited for
+  // In param_gathers_: a gather the host starts when its layer's first forward is due.
+  static constexpr TaskId kGatherWhenDue = kNone - 1;
 };
 
 }  // namespace
