@@ -502,12 +502,14 @@ Estimate estimate_with(const spec::Scenario& s) {
     // cross each hop after its B alone, which saves one W; the deferred ones fill the drain's
     // waits, which saves the other, but a step of m < pp micro-batches has only m - 1 of them to
     // spread over the pp - 1 hops: one micro-batch runs pp (F + B) + W, a bubble of (pp-1)(F + B).
+    // No weight gradient fills the fill, though: each hop costs at least its forward F, which is
+    // what is left where W outweighs F + B (a MoE layer's experts).
     const double deferred = (std::min(micro_batches, static_cast<double>(st.pp)) - 1) / std::max(1, st.pp - 1);
     bubble = 0;
     for (int i = 0; i < st.pp; ++i) {
       if (i == slowest_index) continue;
       const Stage g = stages.at(i);
-      bubble += std::max(0.0, g.layers * (g.layer_s - (1 + deferred) * g.layer_wgrad) + p2p) + g.edges_s();
+      bubble += g.layers * std::max(g.layer_fwd, g.layer_s - (1 + deferred) * g.layer_wgrad) + p2p + g.edges_s();
     }
   }
   // ZeRO-3 gathers prefetched into the pipeline's waits: in the fill a stage waits for its first
