@@ -43,9 +43,10 @@ struct Exposure {
 // is complete). They run one after another on their stream, each chunk's from the moment its
 // gradients are complete, while the kernels of the window run slowed beside them, and alone in
 // the stage's `idle` wait between two rounds; what is left when the last backward ends is
-// exposed, and so is the time the kernels lost (`stretch`). The gathers are the same in reverse:
-// each chunk's must be done before its turn.
-Exposure dp_exposure(double comm, const PassStream& stream, bool streams, double idle, const DpWindow& w) {
+// exposed, and so is the time the kernels lost (`stretch`); at least the `last` collective, which
+// nothing follows. The gathers are the same in reverse: each chunk's must be done before its turn.
+Exposure dp_exposure(double comm, double last, const PassStream& stream, bool streams, double idle,
+                     const DpWindow& w) {
   const double pass = stream.alone();
   const double per_layer = pass / std::max(1.0, w.layers);
   const Phase beside = stream.beside_group(comm, 1);
@@ -87,7 +88,7 @@ Exposure dp_exposure(double comm, const PassStream& stream, bool streams, double
   }
   advance(left);
   // The stretch is never negative: wall and first can differ by a rounding residue (-4e-17 s).
-  return {std::max(comm / std::max(1.0, w.layers), wall + backlog - first), std::max(0.0, wall - first)};
+  return {std::max(last, wall + backlog - first), std::max(0.0, wall - first)};
 }
 
 // A kind of layer (dense or MoE) as priced for one micro-batch: its kernels, its exposed TP and
@@ -243,6 +244,7 @@ struct Stage {
   double layers = 0, moe_share = 0;
   double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
   double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
+  double head_fwd = 0, head_bwd = 0;  // the output head's passes (in edge_fwd and edge_bwd)
   double root = 0;  // ZeRO-3's root unit, exposed per micro-batch (in edge_fwd and edge_bwd)
   double edges_s() const { return edge_fwd + edge_bwd + edge_host; }
 };
@@ -310,7 +312,11 @@ class Stages {
       g.edge_host += edge_host_s(st, edge);
     };
     if (i == 0) carry(embed_);
-    if (i == st.pp - 1) carry(head_);
+    if (i == st.pp - 1) {
+      carry(head_);
+      g.head_fwd = head_.fwd;
+      g.head_bwd = head_.bwd;
+    }
     if (i == 0) {  // a root unit exists only without pipelining, on the one stage
       g.edge_fwd += root_.gather + root_.copy_out;
       g.edge_bwd += root_.gather + root_.copy_out + root_.copy_in + root_.scatter;
@@ -542,12 +548,15 @@ Estimate estimate_with(const spec::Scenario& s) {
   const DpWindow dp_window{layers, st.vp, group};
   // Under CUDA_LAUNCH_BLOCKING=1 the host waits for each bucket it starts before it launches the
   // next kernel: nothing overlaps, though the buckets are still a layer's each.
-  const auto exposed = [&](double comm, const PassStream& stream, bool streams, double idle) {
-    return st.overlap_dp_comm && !st.launch_blocking ? dp_exposure(comm, stream, streams, idle, dp_window)
+  const auto exposed = [&](double comm, double last, const PassStream& stream, bool streams, double idle) {
+    return st.overlap_dp_comm && !st.launch_blocking ? dp_exposure(comm, last, stream, streams, idle, dp_window)
                                                       : Exposure{comm, 0};
   };
-  const PassStream stage_fwd{kernels_fwd, kernels_fwd * fwd_slowdown, 0,
-                             layers * layer.links.apart.fwd, layers * layer.links.shared.fwd};
+  // The output head runs its forward after every layer's parameters are needed and its backward
+  // before any layer's gradient is complete: no gather or bucket hides behind it.
+  const double window_fwd = kernels_fwd - slowest.head_fwd, window_bwd = kernels_bwd - slowest.head_bwd;
+  const PassStream stage_fwd{window_fwd, window_fwd * fwd_slowdown, 0, layers * layer.links.apart.fwd,
+                             layers * layer.links.shared.fwd};
   // Under ZB-H1 a layer's gradients are complete only after its weight-gradient pass of the
   // last micro-batch, which every stage runs last: its buckets hide behind that pass alone,
   // which runs no collectives.
@@ -555,7 +564,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   const PassStream stage_bwd =
       st.schedule == spec::Schedule::kZeroBubbleH1
           ? PassStream{kernels_wgrad, kernels_wgrad * bwd_slowdown, 0, 0, 0}
-          : PassStream{kernels_bwd, kernels_bwd * bwd_slowdown, 0, layers * layer.links.apart.bwd,
+          : PassStream{window_bwd, window_bwd * bwd_slowdown, 0, layers * layer.links.apart.bwd,
                        layers * layer.links.shared.bwd};
   // With overlap the gradients are reduced in a bucket per layer and one per edge of the stage,
   // and the ZeRO-1/2 parameters gathered layer by layer, as the simulator builds them: each
@@ -571,10 +580,16 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The wait between rounds falls in the forward and in the backward by their kernel times.
   const double kernels_both = kernels_fwd + kernels_bwd;
   const double bwd_share = kernels_both > 0 ? kernels_bwd / kernels_both : 0.5;
-  const Exposure reduce =
-      exposed(collectives_s(workload::dp_reduce_s, true), stage_bwd, !aligned, round_wait * bwd_share);
-  const Exposure gather =
-      exposed(collectives_s(workload::dp_gather_s, false), stage_fwd, true, round_wait * (1 - bwd_share));
+  // The last bucket of the backward: the embedding's on the first stage, else a layer's; the first
+  // gather a layer's.
+  const double layer_params = workload::layer_params_per_gpu(params, m, st);
+  const double last_bucket = slowest_index == 0
+                                 ? workload::dp_reduce_s(s, workload::embedding_params_per_gpu(params, st))
+                                 : workload::dp_reduce_s(s, layer_params);
+  const Exposure reduce = exposed(collectives_s(workload::dp_reduce_s, true), last_bucket, stage_bwd, !aligned,
+                                  round_wait * bwd_share);
+  const Exposure gather = exposed(collectives_s(workload::dp_gather_s, false), workload::dp_gather_s(s, layer_params),
+                                  stage_fwd, true, round_wait * (1 - bwd_share));
   // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside
   // them, hand their gradients to the stage before, so the other stages' stretches add to the
   // slowest one's; under interleaving too, where a stage runs its other chunks' last passes
