@@ -275,7 +275,12 @@ ModelSpec read_gemma(const ConfigFields& f, int generation) {
   if (generation == 1) return m;
   m.sandwich_norm = true;
   m.qk_norm = generation == 3;
+  // transformers divides the logits by it where it is not None: null means no capping, and a cap
+  // of zero or below is no cap at all (it was taken as none).
   m.logit_softcap = f.optional_number("final_logit_softcapping", 0);
+  if (f.has("final_logit_softcapping") && m.logit_softcap <= 0) {
+    f.wrong_type("final_logit_softcapping", "a number above zero (Gemma 2: 30.0), or null for no capping");
+  }
   m.attention_window = f.optional_int("sliding_window", 4096);
   if (!read_layer_types(f, m)) {
     m.local_layers = generation == 2
@@ -335,10 +340,20 @@ ModelSpec read_llama4(const ConfigFields& f) {
   m.attention_window = f.optional_int("attention_chunk_size", 8192);
   m.attention_chunked = true;
   if (!read_layer_types(f, m, "chunked_attention")) {
-    const json* rope = f.find("no_rope_layers");
-    if (rope != nullptr && rope->is_array() && static_cast<int>(rope->size()) == m.layers) {
+    // no_rope_layers: 1 for a layer that uses RoPE (and chunked attention), 0 for one that does
+    // not, one per layer; empty, as Meta's configs give it, transformers takes the default
+    // pattern. Any other list was taken as the default pattern too.
+    const json* listed = f.find("no_rope_layers");
+    if (listed != nullptr && !listed->is_null() && !(listed->is_array() && listed->empty())) {
+      const json& rope = *listed;
+      bool per_layer = rope.is_array() && static_cast<int>(rope.size()) == m.layers;
+      for (std::size_t i = 0; per_layer && i < rope.size(); ++i) per_layer = rope[i] == 0 || rope[i] == 1;
+      if (!per_layer) {
+        f.wrong_type("no_rope_layers", "a list of " + std::to_string(m.layers) +
+                                           " entries of 0 or 1, one per layer (num_hidden_layers)");
+      }
       m.local_layers = 0;
-      for (const json& uses_rope : *rope) m.local_layers += uses_rope == 1 ? 1 : 0;
+      for (const json& uses_rope : rope) m.local_layers += uses_rope == 1 ? 1 : 0;
     } else {
       m.local_layers = m.layers - m.layers / 4;
     }

@@ -980,6 +980,42 @@ TEST(HfConfig, ReadsLlama4MaverickWithMoeEveryOtherLayerAndChunkedAttention) {
   EXPECT_EQ(m.local_layers, 36);  // every fourth layer, without RoPE, attends to the whole sequence
 }
 
+// `text` with its first `from` replaced by `to`.
+std::string edited(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
+std::string error_of_config(const std::string& text) {
+  try {
+    read_hf_config("config.json", text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(HfConfig, ANoRopeLayersListOfAnotherShapeIsRefusedWhereAnEmptyOneMeansTheDefault) {
+  // An empty list is Meta's own (transformers then takes every fourth layer); any other list that
+  // is not one 0 or 1 per layer was taken as that default too.
+  for (const char* bad : {"[1, 0]", "\"x\"", "5", "{}"}) {
+    const std::string what =
+        error_of_config(edited(kLlama4Maverick, "\"no_rope_layers\": []", std::string("\"no_rope_layers\": ") + bad));
+    EXPECT_NE(what.find("no_rope_layers"), std::string::npos) << bad << ": " << what;
+    EXPECT_NE(what.find("a list of 48 entries of 0 or 1"), std::string::npos) << bad << ": " << what;
+  }
+  std::string pattern = "[";
+  for (int l = 0; l < 48; ++l) pattern += l == 0 ? "1" : (l % 2 ? ", 0" : ", 1");
+  const ModelSpec m = read_hf_config("config.json", edited(kLlama4Maverick, "[]", pattern + "]"));
+  EXPECT_EQ(m.local_layers, 24);
+}
+
+TEST(HfConfig, ALogitCapOfZeroOrBelowIsRefusedWhereNullMeansNone) {
+  const std::string what = error_of_config(edited(kGemma2_9B, "\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": -30"));
+  EXPECT_NE(what.find("final_logit_softcapping"), std::string::npos) << what;
+  EXPECT_NE(what.find("above zero"), std::string::npos) << what;
+  EXPECT_EQ(read_hf_config("config.json", edited(kGemma2_9B, "\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": null")).logit_softcap, 0);
+}
+
 TEST(HfConfig, ReadsPhi3MiniWithItsSlidingWindow) {
   const ModelSpec m = read_hf_config("Phi-3-mini-4k-instruct/config.json", kPhi3Mini);
   EXPECT_EQ(m.layers, 32);
