@@ -569,27 +569,29 @@ Estimate estimate_with(const spec::Scenario& s) {
   // With overlap the gradients are reduced in a bucket per layer and one per edge of the stage,
   // and the ZeRO-1/2 parameters gathered layer by layer, as the simulator builds them: each
   // collective pays its fixed costs (launch, ring steps), which one over the stage pays once.
-  const auto collectives_s = [&](double (*collective_s)(const spec::Scenario&, double), bool edges) {
-    if (!st.overlap_dp_comm) return collective_s(s, stage_params);
-    double seconds = layers * collective_s(s, workload::layer_params_per_gpu(params, m, st));
-    if (edges && slowest_index == 0) seconds += collective_s(s, workload::embedding_params_per_gpu(params, st));
-    if (edges && slowest_index == st.pp - 1)
-      seconds += collective_s(s, workload::head_params_per_gpu(params, m, st));
-    return seconds;
+  // Their seconds on the stage, and the last of the backward's buckets, which nothing follows: the
+  // embedding's on the first stage, else a layer's (the first of the gathers: a layer's).
+  struct DpCollectives {
+    double seconds = 0, last = 0;
+  };
+  const auto collectives = [&](double (*collective_s)(const spec::Scenario&, double), bool edges) {
+    if (!st.overlap_dp_comm) return DpCollectives{collective_s(s, stage_params), 0};
+    const double layer_s = collective_s(s, workload::layer_params_per_gpu(params, m, st));
+    DpCollectives c{layers * layer_s, layer_s};
+    if (edges && slowest_index == 0) {
+      c.last = collective_s(s, workload::embedding_params_per_gpu(params, st));
+      c.seconds += c.last;
+    }
+    if (edges && slowest_index == st.pp - 1) c.seconds += collective_s(s, workload::head_params_per_gpu(params, m, st));
+    return c;
   };
   // The wait between rounds falls in the forward and in the backward by their kernel times.
   const double kernels_both = kernels_fwd + kernels_bwd;
   const double bwd_share = kernels_both > 0 ? kernels_bwd / kernels_both : 0.5;
-  // The last bucket of the backward: the embedding's on the first stage, else a layer's; the first
-  // gather a layer's.
-  const double layer_params = workload::layer_params_per_gpu(params, m, st);
-  const double last_bucket = slowest_index == 0
-                                 ? workload::dp_reduce_s(s, workload::embedding_params_per_gpu(params, st))
-                                 : workload::dp_reduce_s(s, layer_params);
-  const Exposure reduce = exposed(collectives_s(workload::dp_reduce_s, true), last_bucket, stage_bwd, !aligned,
-                                  round_wait * bwd_share);
-  const Exposure gather = exposed(collectives_s(workload::dp_gather_s, false), workload::dp_gather_s(s, layer_params),
-                                  stage_fwd, true, round_wait * (1 - bwd_share));
+  const DpCollectives reduces = collectives(workload::dp_reduce_s, true);
+  const DpCollectives gathers = collectives(workload::dp_gather_s, false);
+  const Exposure reduce = exposed(reduces.seconds, reduces.last, stage_bwd, !aligned, round_wait * bwd_share);
+  const Exposure gather = exposed(gathers.seconds, gathers.last, stage_fwd, true, round_wait * (1 - bwd_share));
   // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside
   // them, hand their gradients to the stage before, so the other stages' stretches add to the
   // slowest one's; under interleaving too, where a stage runs its other chunks' last passes
