@@ -242,7 +242,7 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
 // A pipeline stage as the closed form prices it, for one micro-batch.
 struct Stage {
   double layers = 0, moe_share = 0;
-  double layer_s = 0, layer_fwd = 0, layer_wgrad = 0;  // its average layer's
+  double layer_s = 0, layer_fwd = 0, layer_bwd = 0, layer_wgrad = 0;  // its average layer's
   double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
   double head_fwd = 0, head_bwd = 0;  // the output head's passes (in edge_fwd and edge_bwd)
   double root = 0;  // ZeRO-3's root unit, exposed per micro-batch (in edge_fwd and edge_bwd)
@@ -297,6 +297,7 @@ class Stages {
     const auto take = [&](const LayerCost& c) {
       g.layer_s = c.total();
       g.layer_fwd = c.fwd;
+      g.layer_bwd = c.bwd;
       g.layer_wgrad = c.wgrad;
     };
     if (own_layers_) {
@@ -400,6 +401,39 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
   return longest;
 }
 
+// Under 1F1B stage k runs c = min(pp-k-1, m-1) forwards between its first forward and its first
+// backward (its warm-up), and as many backwards between its last forward and its last backward
+// (its cool-down), while the first micro-batch, and then the last, make their round trip through
+// the stages after it. A stage waits for what of a trip its own passes do not cover: a heavier
+// stage's passes overlap the lighter stages' trip, where GPipe's bubble, the other stages' time,
+// counts it whole. So the step is the longest of the ways through a stage k: the fill to k and
+// the drain from it (each stage before it and a hop), k's m micro-batches and its two waits; where
+// c = m-1 <= pp-k-1 its forwards all come before its first backward, so a way waits for one trip
+// only, or goes on to the next stage. A trip through k is itself k's passes and the longer of its
+// c passes and the trip through k+1, each pass with the transfer after it (half a hop), and the
+// exposed communication split between the forward and the backward by their kernel times. With
+// equal stages every way but the end stages' takes (pp-1) (t + hop) + m t_mb (Narayanan et al.
+// 2021, §2.2.1).
+double longest_1f1b_way(int pp, const Stages& stages, double micro_batches, double hop) {
+  Stage g = stages.at(pp - 1);
+  double way = micro_batches * stages.slot_s(g, pp - 1);  // from k's first forward to its last backward
+  double first_trip = stages.seconds(g), last_trip = first_trip;
+  for (int k = pp - 2; k >= 0; --k) {
+    g = stages.at(k);
+    const double t = stages.seconds(g), kernels_fwd = stages.fwd_seconds(g);
+    const double fwd = t * kernels_fwd / (kernels_fwd + g.layers * g.layer_bwd + g.edge_bwd) + hop / 2;
+    const double bwd = t + hop - fwd;
+    const double passes = std::min(pp - k - 1.0, micro_batches - 1);
+    const double warm_up = std::max(0.0, first_trip + hop - passes * fwd);
+    const double cool_down = std::max(0.0, last_trip + hop - passes * bwd);
+    const double waits = pp - k - 1.0 >= micro_batches - 1 ? std::max(warm_up, cool_down) : warm_up + cool_down;
+    way = std::max(t + hop + way, micro_batches * stages.slot_s(g, k) + waits);
+    first_trip = t + std::max(passes * fwd, first_trip + hop);
+    last_trip = t + std::max(passes * bwd, last_trip + hop);
+  }
+  return way;
+}
+
 // The estimate of a model with MoE layers (kMoe) or a dense one: one source compiled twice, as
 // the MoE models' per-stage mix of layers made dense models' estimates 5% slower (alternating
 // benchmark runs) where the compiler could not drop it.
@@ -479,9 +513,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   // (Narayanan et al. 2021, §2.2.1-2.2.2). Stages differ in their layers and edges: a micro-batch
   // passes the head once and the embedding once on its way through the pipeline, so the slowest
   // stage sets the m steady-state slots and the fill and drain cost the other stages' time,
-  // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage.
+  // sum(t_s) - max(t_s), not (pp-1) slots of the slowest stage. Under 1F1B a heavier stage's
+  // warm-up and cool-down overlap part of that time (longest_1f1b_way).
   // Clamped: with one stage the difference is a rounding residue that could be -1e-15.
   double bubble = std::max(0.0, all_stages_s - stages.seconds(slowest)) + (st.pp - 1.0) * p2p;
+  if (st.schedule == spec::Schedule::k1F1B && st.pp > 1)
+    bubble = std::max(0.0, longest_1f1b_way(st.pp, stages, micro_batches, p2p) - micro_batches * per_micro_batch);
   // Under interleaving, the wait between two rounds of chunks (forward and backward together).
   double round_wait = 0;
   if (st.schedule == spec::Schedule::kInterleaved) {
