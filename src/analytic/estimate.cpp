@@ -100,6 +100,7 @@ struct LayerKind {
   PassPair host;
   workload::ShardedLayer sharded;
   PassPair sharded_exposed;
+  double sharded_weight = 0;  // the part of sharded_exposed.bwd ZB-H1's weight-gradient pass carries
 };
 
 // Three kinds of a layer's communication together (TP, CP and EP), as the host launches them.
@@ -125,12 +126,21 @@ LayerKind priced_kind(const spec::Scenario& s, const PassTimes& passes, bool moe
 // the layer. What a layer of kind `own` (EP collectives `own_ep`) exposes between neighbours
 // whose collectives are `before` and `after`; the copies are FSDP's time, the kernels and TP and
 // EP collectives counted elsewhere.
-PassPair sharded_exposure(const spec::Scenario& s, const LayerKind& own, const LayerComm& own_ep,
-                          const workload::ShardedLayer& before, const workload::ShardedLayer& after) {
+// Under ZB-H1 the backward's exposure splits between its passes: the input gradient B needs the
+// gathered parameters and runs beside the gather alone, while the reduce-scatter (and the copy in
+// before it) waits for the weight gradient W, which completes the gradients (`weight`: the rest
+// of the backward's exposure, which the drain's B passes do not carry).
+struct ShardedExposure {
+  PassPair passes;
+  double weight = 0;
+};
+
+ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, const LayerComm& own_ep,
+                                 const workload::ShardedLayer& before, const workload::ShardedLayer& after) {
   const spec::Strategy& st = s.strategy;
   const workload::ShardedLayer& mine = own.sharded;
   if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
-    return {mine.gather, mine.gather + full_recompute_fraction(st) * mine.regather + mine.scatter};
+    return {{mine.gather, mine.gather + full_recompute_fraction(st) * mine.regather + mine.scatter}, mine.scatter};
   }
   const PassTimes& k = own.passes;
   // The gradient group's collectives run beside the passes' exposed TP, CP and EP
@@ -145,9 +155,19 @@ PassPair sharded_exposure(const spec::Scenario& s, const LayerKind& own, const L
   // gradients' copy in is exposed, as the copies out are.
   const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
   const double beside_copy_in = copies_in_turn ? 0 : after.copy_in, own_copy_in = copies_in_turn ? mine.copy_in : 0;
-  return {overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + mine.copy_out,
-          sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter) - bwd.alone() + mine.copy_out +
-              own_copy_in};
+  const double exposed_bwd =
+      sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter) - bwd.alone() + mine.copy_out + own_copy_in;
+  double weight = 0;
+  if (st.schedule == spec::Schedule::kZeroBubbleH1) {
+    const PassStream input{k.bwd - k.wgrad + k.recompute + mine.copy_out,
+                           k.beside.bwd - k.beside.wgrad + k.beside.recompute + mine.copy_out,
+                           k.beside_two.bwd - k.beside_two.wgrad + k.beside_two.recompute + mine.copy_out,
+                           links.apart.bwd, links.shared.bwd};
+    weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1)}) - input.alone() +
+                            mine.copy_out);
+  }
+  return {{overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + mine.copy_out, exposed_bwd},
+          weight};
 }
 
 // Each kind's ZeRO-3 exposure per layer, over the kinds of its neighbours in the model (a dense
@@ -167,22 +187,26 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
     }
     const auto kind_of = [&](bool is_moe) -> LayerKind& { return is_moe ? moe : dense; };
     PassPair exposed[2];
-    double layers[2] = {0, 0};
+    double weight[2] = {0, 0}, layers[2] = {0, 0};
     for (int c = 0; c < 8; ++c) {
       if (count[c] == 0) continue;
       const bool kind = c & 4;
-      const PassPair e = sharded_exposure(s, kind_of(kind), kind ? ep : LayerComm{}, kind_of(c & 2).sharded,
-                                          kind_of(c & 1).sharded);
-      exposed[kind].fwd += count[c] * e.fwd;
-      exposed[kind].bwd += count[c] * e.bwd;
+      const ShardedExposure e = sharded_exposure(s, kind_of(kind), kind ? ep : LayerComm{},
+                                                 kind_of(c & 2).sharded, kind_of(c & 1).sharded);
+      exposed[kind].fwd += count[c] * e.passes.fwd;
+      exposed[kind].bwd += count[c] * e.passes.bwd;
+      weight[kind] += count[c] * e.weight;
       layers[kind] += count[c];
     }
     for (int kind : {0, 1}) {
       if (layers[kind] <= 0) continue;
       kind_of(kind).sharded_exposed = {exposed[kind].fwd / layers[kind], exposed[kind].bwd / layers[kind]};
+      kind_of(kind).sharded_weight = weight[kind] / layers[kind];
     }
   } else {
-    dense.sharded_exposed = sharded_exposure(s, dense, {}, dense.sharded, dense.sharded);
+    const ShardedExposure e = sharded_exposure(s, dense, {}, dense.sharded, dense.sharded);
+    dense.sharded_exposed = e.passes;
+    dense.sharded_weight = e.weight;
   }
 }
 
@@ -190,11 +214,9 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
 // passes' ZeRO-3 waits (`sharded`): the host launches on while the compute stream waits for a
 // gather, and FSDP's copies are kernels too, unless the host itself waits for each collective
 // (blocking collectives, launch-blocking).
-double host_beside_gathers(const spec::Strategy& st, const PassPair& host, const PassPair& sharded) {
-  if (st.launch_blocking || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
-    return host.total();
-  }
-  return std::max(0.0, host.fwd - sharded.fwd) + std::max(0.0, host.bwd - sharded.bwd);
+PassPair host_beside_gathers(const spec::Strategy& st, const PassPair& host, const PassPair& sharded) {
+  if (st.launch_blocking || st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) return host;
+  return {std::max(0.0, host.fwd - sharded.fwd), std::max(0.0, host.bwd - sharded.bwd)};
 }
 
 // One layer's share of one micro-batch on a stage whose layers are MoE layers in the share
@@ -206,6 +228,10 @@ struct LayerCost {
   double gather = 0;  // one ZeRO-3 gather of the layer's parameters
   double host = 0;
   LinkSplit links;
+  // The share of total() the forward takes (its kernels, exposed collectives and host time), and
+  // the share ZB-H1's deferred weight-gradient pass takes (its kernels and the ZeRO-3 exposure
+  // that waits for it); the input-gradient pass takes the rest.
+  double fwd_slot = 0, wgrad_slot = 0;
   double total() const { return fwd + bwd + tp + cp + ep + fsdp.total() + host; }
 };
 
@@ -216,33 +242,39 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
                                                             double moe_share) {
   const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
   const PassTimes &d = dense.passes, &e = moe.passes;
+  const PassPair fsdp{mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
+                      mix(dense.sharded_exposed.bwd, moe.sharded_exposed.bwd)};
+  const PassPair host =
+      host_beside_gathers(s.strategy, {mix(dense.host.fwd, moe.host.fwd), mix(dense.host.bwd, moe.host.bwd)}, fsdp);
+  const double fwd = mix(d.fwd, e.fwd), wgrad = mix(d.wgrad, e.wgrad);
   return LayerCost{
-      .fwd = mix(d.fwd, e.fwd),
+      .fwd = fwd,
       .bwd = mix(d.bwd + d.recompute, e.bwd + e.recompute),
       .fwd_beside = mix(d.beside.fwd, e.beside.fwd),
       .bwd_beside = mix(d.beside.bwd + d.beside.recompute, e.beside.bwd + e.beside.recompute),
-      .wgrad = mix(d.wgrad, e.wgrad),
+      .wgrad = wgrad,
       .tp = mix(dense.tp.fwd, moe.tp.fwd) + mix(dense.tp.bwd, moe.tp.bwd),
       .cp = mix(dense.cp.fwd, moe.cp.fwd) + mix(dense.cp.bwd, moe.cp.bwd),
       .ep = moe_share * (ep.fwd + ep.bwd),
-      .fsdp = {mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
-               mix(dense.sharded_exposed.bwd, moe.sharded_exposed.bwd)},
+      .fsdp = fsdp,
       .gather = mix(dense.sharded.gather, moe.sharded.gather),
-      .host = host_beside_gathers(s.strategy, {mix(dense.host.fwd, moe.host.fwd), mix(dense.host.bwd, moe.host.bwd)},
-                                  {mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
-                                   mix(dense.sharded_exposed.bwd, moe.sharded_exposed.bwd)}),
+      .host = host.total(),
       // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
       // run beside the passes' exposed TP, CP and EP communication too (PassStream).
       .links = split_by_links(s, {mix(dense.tp.fwd, moe.tp.fwd), mix(dense.tp.bwd, moe.tp.bwd)},
                               {mix(dense.cp.fwd, moe.cp.fwd), mix(dense.cp.bwd, moe.cp.bwd)},
                               {moe_share * ep.fwd, moe_share * ep.bwd}),
+      .fwd_slot = fwd + mix(dense.tp.fwd, moe.tp.fwd) + mix(dense.cp.fwd, moe.cp.fwd) + moe_share * ep.fwd + fsdp.fwd +
+                  host.fwd,
+      .wgrad_slot = wgrad + mix(dense.sharded_weight, moe.sharded_weight),
   };
 }
 
 // A pipeline stage as the closed form prices it, for one micro-batch.
 struct Stage {
   double layers = 0, moe_share = 0;
-  double layer_s = 0, layer_fwd = 0, layer_bwd = 0, layer_wgrad = 0;  // its average layer's
+  double layer_s = 0, layer_fwd = 0, layer_bwd = 0;  // its average layer's kernels (and its slot)
+  double layer_fwd_slot = 0, layer_wgrad_slot = 0;   // its forward's and weight gradient's share of the slot
   double edge_fwd = 0, edge_bwd = 0, edge_wgrad = 0, edge_host = 0;
   double head_fwd = 0, head_bwd = 0;  // the output head's passes (in edge_fwd and edge_bwd)
   double root = 0;  // ZeRO-3's root unit, exposed per micro-batch (in edge_fwd and edge_bwd)
@@ -298,7 +330,8 @@ class Stages {
       g.layer_s = c.total();
       g.layer_fwd = c.fwd;
       g.layer_bwd = c.bwd;
-      g.layer_wgrad = c.wgrad;
+      g.layer_fwd_slot = c.fwd_slot;
+      g.layer_wgrad_slot = c.wgrad_slot;
     };
     if (own_layers_) {
       g.moe_share = static_cast<double>(workload::stage_moe_layer_count(s_.model, st.pp, st.vp, i)) / layers;
@@ -540,30 +573,60 @@ Estimate estimate_with(const spec::Scenario& s) {
     bubble += (st.vp - 1.0) * round_wait;
   }
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
-    // ZB-H1 fills the drain with deferred weight gradients W: (pp-1)(F + B - W) per stage (Qi et
-    // al. 2024, §3.1), i.e. each other stage's slot of F + B + W less 2W. The gradients coming back
-    // cross each hop after its B alone, which saves one W; the deferred ones fill the drain's
-    // waits, which saves the other, but a step of m < pp micro-batches has only m - 1 of them to
-    // spread over the pp - 1 hops: one micro-batch runs pp (F + B) + W, a bubble of (pp-1)(F + B).
-    // No weight gradient fills the fill, though: each hop costs at least its forward F, which is
-    // what is left where W outweighs F + B (a MoE layer's experts).
-    const double deferred = (std::min(micro_batches, static_cast<double>(st.pp)) - 1) / std::max(1, st.pp - 1);
-    bubble = 0;
+    // ZB-H1 (Qi et al. 2024, §3.1) splits each backward into B (input gradient), which the stage
+    // before waits for, and W (weight gradient), which nothing waits for: stage i runs the W of
+    // micro-batch k - i after its k-th B and the rest at the end, min(m, i + 1) Ws from its last B
+    // on. Each stage k paces a way through the step: the first micro-batch's forwards through the
+    // stages before it; its round trip through the stages after it, less the forwards k runs
+    // meanwhile (its warm-up); k's m slots, the last of its Ws excepted; then the drain, where
+    // each stage i before k passes the last gradient on after its B and ends with its own Ws, so
+    // that k's Ws run beside the stages' Bs instead of after them. The step ends with the longest
+    // way. For equal stages the last stage's is m(F + B + W) + (pp - 1)(F + B - W) where W <= B,
+    // pp (F + B) + W with m = 1 (stop 50), and each hop costs at least its forward where W
+    // outweighs F + B (MoE experts; stop 51); a stage's heavy head W runs beside the drain.
+    // Each pass brings its share of the stage's exposed communication: B the ZeRO-3 gathers, W
+    // the reduce-scatters that wait for it.
+    struct Passes {
+      double fwd = 0, input = 0, weight = 0;
+    };
+    const auto passes_of = [&](const Stage& g) {
+      const double fwd = g.layers * g.layer_fwd_slot + g.edge_fwd;
+      const double weight = g.layers * g.layer_wgrad_slot + g.edge_wgrad;
+      return Passes{fwd, stages.seconds(g) - fwd - weight, weight};
+    };
+    const double hop = p2p / 2;  // one transfer; the fill and drain wait for each
+    double after = 0;            // the round trip through the stages after k
     for (int i = 0; i < st.pp; ++i) {
-      if (i == slowest_index) continue;
-      const Stage g = stages.at(i);
-      bubble += g.layers * std::max(g.layer_fwd, g.layer_s - (1 + deferred) * g.layer_wgrad) + p2p + g.edges_s();
+      const Passes p = passes_of(stages.at(i));
+      after += p.fwd + p.input + 2 * hop;
     }
+    double fill = 0, drain = 0, longest = 0, input_before = 0;
+    for (int k = 0; k < st.pp; ++k) {
+      const Stage g = stages.at(k);
+      const Passes p = passes_of(g);
+      after -= p.fwd + p.input + 2 * hop;
+      const double deferred = std::min(micro_batches, k + 1.0) * p.weight;
+      drain = k == 0 ? deferred : std::max(drain + input_before + hop, deferred);
+      const double warm_up = std::min(st.pp - 1.0 - k, micro_batches - 1) * p.fwd;
+      longest = std::max(longest, fill + std::max(0.0, after - warm_up) + micro_batches * stages.slot_s(g, k) -
+                                      deferred + drain);
+      fill += p.fwd + hop;
+      input_before = p.input;
+    }
+    bubble = std::max(0.0, longest - micro_batches * per_micro_batch);
   }
   // ZeRO-3 gathers prefetched into the pipeline's waits: in the fill a stage waits for its first
   // input, in the drain for each gradient, and meanwhile gathers the first layers it will run
   // (the layer's own gather and, one ahead, the next one's, as the simulator builds them), so
   // each stage but the one the step ends on runs its fill and drain passes with those gathers'
-  // exposure hidden, the backward's reduce-scatters excepted.
+  // exposure hidden, the backward's reduce-scatters excepted. Under ZB-H1 the drain's waits run
+  // the deferred weight gradients and the reduce-scatters that follow them on the same links: only
+  // the fill's gathers hide.
   // (A gradient group of one exposes nothing.)
   if (zero3_prefetch) {
-    const double hidden = std::min(2.0, layers) * (std::min(layer.fsdp.fwd, layer.gather) +
-                                                   std::min(layer.fsdp.bwd, layer.gather));
+    const double drain_hidden =
+        st.schedule == spec::Schedule::kZeroBubbleH1 ? 0 : std::min(layer.fsdp.bwd, layer.gather);
+    const double hidden = std::min(2.0, layers) * (std::min(layer.fsdp.fwd, layer.gather) + drain_hidden);
     bubble = std::max(0.0, bubble - (st.pp - 1.0) * hidden);
   }
   const double pipeline = micro_batches * per_micro_batch + bubble;

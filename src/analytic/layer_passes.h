@@ -40,6 +40,7 @@ struct PassTimes {
   // (cost::KernelTime); zero where price() was not asked for them.
   struct Beside {
     double fwd = 0, bwd = 0, recompute = 0, attention_fwd = 0, attention_bwd = 0;
+    double wgrad = 0;  // the weight-gradient share of bwd
     void add(const workload::Op& op, const workload::OpTime& t, double recompute_share) {
       if (op.core_attention) {
         attention_fwd += t.fwd;
@@ -47,6 +48,7 @@ struct PassTimes {
       }
       fwd += t.fwd;
       bwd += t.bwd();
+      wgrad += t.bwd_weight;
       recompute += t.fwd * recompute_share;
     }
   } beside, beside_two;
