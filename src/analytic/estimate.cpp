@@ -648,11 +648,13 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double group = std::min<double>(micro_batches, st.pp);
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
   const DpWindow dp_window{layers, st.vp, group};
-  // Under CUDA_LAUNCH_BLOCKING=1 the host waits for each bucket it starts before it launches the
-  // next kernel: nothing overlaps, though the buckets are still a layer's each.
+  // Under CUDA_LAUNCH_BLOCKING=1 the host waits for each bucket and gather it starts before it
+  // launches the next kernel: nothing overlaps, though they are still a layer's each (where the
+  // host launches at all: no host time models CUDA graphs).
+  const bool host_blocks = st.host_blocks_on_launches();
   const auto exposed = [&](double comm, double last, const PassStream& stream, bool streams, double idle) {
-    return st.overlap_dp_comm && !st.launch_blocking ? dp_exposure(comm, last, stream, streams, idle, dp_window)
-                                                      : Exposure{comm, 0};
+    return st.overlap_dp_comm && !host_blocks ? dp_exposure(comm, last, stream, streams, idle, dp_window)
+                                              : Exposure{comm, 0};
   };
   // The output head runs its forward after every layer's parameters are needed and its backward
   // before any layer's gradient is complete: no gather or bucket hides behind it.
@@ -700,10 +702,11 @@ Estimate estimate_with(const spec::Scenario& s) {
   // beside the buckets of the chunks it has finished. (With aligned sync every stage starts a
   // chunk's buckets at once, after its passes. Under ZB-H1 the buckets wait for the weight
   // gradients, which no stage waits for. In the fill each stage gathers its parameters while it
-  // waits for its first input.)
+  // waits for its first input; with blocking launches it gathers each layer's parameters only
+  // when the layer is due, after that input, so the fill passes every stage's gathers on.)
   const bool drain_chain = !aligned && st.schedule != spec::Schedule::kZeroBubbleH1;
-  const double dp =
-      reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0);
+  const double fill_gathers = st.overlap_dp_comm && host_blocks ? (st.pp - 1.0) * gather.seconds : 0;
+  const double dp = reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0) + fill_gathers;
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
   const double optimizer = workload::optimizer_s(s, stage_params);

@@ -205,6 +205,9 @@ struct Strategy {
   bool prefetches_zero3_gathers() const {
     return zero_stage >= 3 && sharded_collectives != ShardedCollectives::kPerTensorBlocking;
   }
+  // Blocking launches where the host launches at all: with no host time (CUDA graphs) nothing
+  // waits for it.
+  bool host_blocks_on_launches() const { return launch_blocking && host_dispatch_s > 0; }
 };
 
 }  // namespace stepcast::spec

@@ -638,7 +638,7 @@ class StepBuilder {
         const int j = slot.chunk * st_.pp + stage;
         for (int l = first_layer_[j]; l < first_layer_[j + 1]; ++l) {
           param_gathers_[static_cast<std::size_t>(l)] =
-              st_.launch_blocking ? kGatherWhenDue
+              st_.host_blocks_on_launches() ? kGatherWhenDue
                                   : add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
                                         dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
         }
