@@ -50,6 +50,10 @@ def family_of(config):
             (3584, 152064): "Qwen2.5 7B"}[(hidden, vocab)]
 
 
+RESULT_FIELDS = ["case", "params", "batch", "seq", "compiled", "full_activation_checkpointing", "steps_timed",
+                 "step_s_mean", "step_s_median", "step_s_max", "sm_mhz_mean", "power_w_mean", "peak_allocated_gib",
+                 "peak_reserved_gib"]
+
 LAYERS_OF_WHOLE = {"Llama 3.1 8B": 32, "Llama 3.2 3B": 28, "Llama 3.2 1B": 16, "Qwen2.5 7B": 28}
 
 
@@ -58,6 +62,10 @@ def row(case_dir, gpu, cluster, source):
         config = json.load(f)
     with open(os.path.join(case_dir, "result.json")) as f:
         result = json.load(f)
+    missing = [k for k in RESULT_FIELDS if k not in result]
+    if missing:
+        raise ValueError(f"{os.path.join(case_dir, 'result.json')}: no field {', '.join(missing)} "
+                         "(tools/measure_step.py writes every one)")
     config["_name"] = family_of(config)
     gpt = config["model_type"] == "gpt2"
     get = (lambda k: config[{"num_hidden_layers": "n_layer", "hidden_size": "n_embd", "intermediate_size": "n_inner",
@@ -116,4 +124,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError, KeyError) as e:  # a case folder missing, unreadable or incomplete
+        raise SystemExit(f"step_rows.py: error: {e.filename + ': ' if getattr(e, 'filename', None) else ''}"
+                         f"{e.strerror if isinstance(e, OSError) and e.strerror else e}")
