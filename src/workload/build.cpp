@@ -639,40 +639,17 @@ class StepBuilder {
         for (int l = first_layer_[j]; l < first_layer_[j + 1]; ++l) {
           param_gathers_[static_cast<std::size_t>(l)] =
               st_.host_blocks_on_launches() ? kGatherWhenDue
-                                  : add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
-                                        dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
+                                            : add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
+                                                  dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
         }
       }
     }
 
-    // The last backward (ZB-H1: weight gradient) of each chunk completes its gradients. Its
-    // buckets start as that pass produces them, or, with aligned sync, all together after the
-    // pass `stage` grad passes later (after the stage's last pass where there is none), so that
-    // every stage starts a chunk's reduction at once; under 1F1B stage 0 streams them
-    // (spec::GradSync).
-    const auto chunks = static_cast<std::size_t>(st_.vp);
-    const Pass grad_pass = zero_bubble() ? Pass::kWeightGradient : Pass::kBackward;
-    std::vector<std::size_t> grad_slots;
-    std::vector<std::size_t> last_grad(chunks, 0);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      if (order[i].pass != grad_pass) continue;
-      last_grad[static_cast<std::size_t>(order[i].chunk)] = grad_slots.size();
-      grad_slots.push_back(i);
-    }
-    const bool aligned =
-        st_.grad_sync == spec::GradSync::kAligned && st_.pp > 1 && (st_.vp > 1 || stage > 0);
-    std::vector<std::size_t> aligned_launch(chunks, order.size());  // after this slot
-    if (aligned) {
-      for (std::size_t c = 0; c < chunks; ++c) {
-        const std::size_t k = last_grad[c] + static_cast<std::size_t>(stage);
-        aligned_launch[c] = k < grad_slots.size() ? grad_slots[k] : order.size() - 1;
-      }
-    }
+    const GradSyncSlots sync = grad_sync_slots(order, st_, stage);
     const auto run_slot = [&](std::size_t i) {
       const Slot& slot = order[i];
       const int j = slot.chunk * st_.pp + stage;
-      const bool streams =
-          !aligned && grad_slots[last_grad[static_cast<std::size_t>(slot.chunk)]] == i;
+      const bool streams = sync.streams[static_cast<std::size_t>(slot.chunk)] == i;
       switch (slot.pass) {
         case Pass::kForward:
           forward(j, slot.micro_batch);
@@ -684,8 +661,8 @@ class StepBuilder {
           backward(j, slot.micro_batch, OpPass::kWeightGradient, streams);
           break;
       }
-      for (std::size_t c = 0; c < chunks; ++c) {
-        if (aligned_launch[c] == i) chunk_buckets(static_cast<int>(c) * st_.pp + stage);
+      for (std::size_t c = 0; c < sync.starts_after.size(); ++c) {
+        if (sync.starts_after[c] == i) chunk_buckets(static_cast<int>(c) * st_.pp + stage);
       }
     };
     if (st_.deferred_sends) {

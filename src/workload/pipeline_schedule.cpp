@@ -102,6 +102,28 @@ ChunkLayout::ChunkLayout(int layers, int chunks)
   STEPCAST_ASSERT(chunks >= 1 && layers >= chunks, "a chunk layout needs 1 <= chunks <= layers");
 }
 
+GradSyncSlots grad_sync_slots(const std::vector<Slot>& order, const spec::Strategy& st, int stage) {
+  const auto chunks = static_cast<std::size_t>(st.vp);
+  const Pass grad_pass = st.schedule == spec::Schedule::kZeroBubbleH1 ? Pass::kWeightGradient : Pass::kBackward;
+  std::vector<std::size_t> grad_slots;
+  std::vector<std::size_t> last_grad(chunks, 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i].pass != grad_pass) continue;
+    last_grad[static_cast<std::size_t>(order[i].chunk)] = grad_slots.size();
+    grad_slots.push_back(i);
+  }
+  const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.pp > 1 && (st.vp > 1 || stage > 0);
+  GradSyncSlots g{std::vector<std::size_t>(chunks, order.size()), std::vector<std::size_t>(chunks, order.size())};
+  for (std::size_t c = 0; c < chunks; ++c) {
+    if (!aligned) {
+      g.streams[c] = grad_slots[last_grad[c]];
+      continue;
+    }
+    const std::size_t k = last_grad[c] + static_cast<std::size_t>(stage);
+    g.starts_after[c] = k < grad_slots.size() ? grad_slots[k] : order.size() - 1;
+  }
+  return g;
+}
 
 int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
   const int chunks = pp * vp;

@@ -39,6 +39,18 @@ struct Slot {
 /// unless interleaved), micro_batches >= 1.
 std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage);
 
+/// When stage `stage` starts reducing each chunk's gradients, over its passes `order`
+/// (stage_order). The chunk's last backward (ZB-H1: weight gradient) completes them. Its buckets
+/// start as that pass produces them (`streams`), or, with aligned sync, all together after the
+/// pass `stage` grad passes later (after the stage's last pass where there is none), so that every
+/// stage starts a chunk's reduction at once; under 1F1B stage 0 streams them (spec::GradSync).
+struct GradSyncSlots {
+  // By chunk, the index in `order` of the pass that streams its buckets, or after which they start
+  // together; order.size() where there is none.
+  std::vector<std::size_t> streams, starts_after;
+};
+GradSyncSlots grad_sync_slots(const std::vector<Slot>& order, const spec::Strategy& st, int stage);
+
 /// One step of DeepSpeed's PipelineEngine under its TrainSchedule: stages alternate forward and
 /// backward steps (stage s runs forwards on the steps of its own parity), 2 (m + p - 1) of them,
 /// and a step whose micro-batch is out of range only carries the previous step's send.

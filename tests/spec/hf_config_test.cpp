@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "../error_text.h"
 #include "core/error.h"
 
 namespace stepcast::spec {
@@ -986,12 +987,7 @@ std::string edited(std::string text, const std::string& from, const std::string&
 }
 
 std::string error_of_config(const std::string& text) {
-  try {
-    read_hf_config("config.json", text);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::error_of([&] { read_hf_config("config.json", text); });
 }
 
 TEST(HfConfig, ANoRopeLayersListOfAnotherShapeIsRefusedWhereAnEmptyOneMeansTheDefault) {
@@ -1078,7 +1074,7 @@ struct ErrorCase {
   const char* hint;
 };
 
-class HfConfigErrors : public testing::TestWithParam<ErrorCase> {};
+class HfConfigErrors : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(HfConfigErrors, ReportsVerbatim) {
   const ErrorCase& c = GetParam();
@@ -1125,7 +1121,7 @@ const std::string kBoolAsString = tiny_llama(
 
 INSTANTIATE_TEST_SUITE_P(
     HfConfig, HfConfigErrors,
-    testing::Values(
+    ::testing::Values(
         ErrorCase{"TrailingComma", "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64,\n}\n",
                   ErrorKind::kInvalidInput,
                   "config.json:4:1: syntax error while parsing object key - unexpected '}'; "
@@ -1422,7 +1418,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "stepcast reads a window on every layer (Mistral) or on a pattern of layers "
                   "(Gemma); set "
                   "use_sliding_window false, as Qwen's published configs do"}),
-    [](const testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace stepcast::spec

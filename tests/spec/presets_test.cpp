@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "../error_text.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "spec/yaml_reader.h"
@@ -18,14 +19,7 @@
 namespace stepcast::spec {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what() + (e.hint().empty() ? std::string() : "\nhint: " + e.hint());
-  }
-  return "no error";
-}
+using testing::error_of;
 
 const std::string kSharedDir = STEPCAST_SHARED_DIR;
 

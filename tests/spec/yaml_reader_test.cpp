@@ -6,21 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "../error_text.h"
 #include "core/error.h"
 #include "spec/presets.h"
 
 namespace stepcast::spec {
 namespace {
 
-// what() plus the hint, as the CLI prints them; "no error" when `f` returns.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what() + (e.hint().empty() ? std::string() : "\nhint: " + e.hint());
-  }
-  return "no error";
-}
+using testing::error_of;
 
 const char* const kModel =
     "name: tiny\n"

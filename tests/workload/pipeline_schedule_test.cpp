@@ -38,6 +38,25 @@ TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternatesThenDrains) {
             "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
 }
 
+TEST(PipelineSchedule, GradientsStreamFromTheLastBackwardOrStartAlignedStagePassesLater) {
+  spec::Strategy st;
+  st.pp = 4;
+  for (int stage : {0, 2}) {
+    const std::vector<Slot> order = stage_order(Schedule::k1F1B, 4, 1, 8, stage);
+    const GradSyncSlots ready = grad_sync_slots(order, st, stage);
+    EXPECT_EQ(ready.streams, std::vector<std::size_t>{order.size() - 1});  // B7, the last pass
+    EXPECT_EQ(ready.starts_after, std::vector<std::size_t>{order.size()});
+  }
+  st.grad_sync = spec::GradSync::kAligned;
+  // Under 1F1B the first stage streams as before; the others start after their last pass.
+  const std::vector<Slot> first = stage_order(Schedule::k1F1B, 4, 1, 8, 0);
+  EXPECT_EQ(grad_sync_slots(first, st, 0).streams, std::vector<std::size_t>{first.size() - 1});
+  const std::vector<Slot> third = stage_order(Schedule::k1F1B, 4, 1, 8, 2);
+  const GradSyncSlots aligned = grad_sync_slots(third, st, 2);
+  EXPECT_EQ(aligned.streams, std::vector<std::size_t>{third.size()});
+  EXPECT_EQ(aligned.starts_after, std::vector<std::size_t>{third.size() - 1});
+}
+
 TEST(PipelineSchedule, DeepSpeedStepsAlternateDirectionAndRunTheOneFOneBOrder) {
   // Stage 1 of 4 with 3 micro-batches, step by step (idle steps as "-"), from TrainSchedule's
   // formulas worked by hand: forwards on odd steps, backwards on even ones.
