@@ -25,7 +25,12 @@ config.json (Hugging Face format: `stepcast estimate --model OUT/CASE/config.jso
 trace.json.gz (Kineto trace of one step, as torch.profiler writes it) and, where asked, et.json.gz
 (the PyTorch execution trace of that step).
 
-Usage: tools/measure_step.py --out DIR [--case NAME ...] [--steps 10]
+With --loop-trace each case also traces three steps taken back to back (loop_trace.json.gz) and
+sets them beside the single profiled step in result.json's `loop`: the GPU's idle time, the part
+of it that waited for the host, and the kernels' time by class (tools/loop_table.py prints it).
+The clock samples carry NVML's clock event reasons (the power cap among them).
+
+Usage: tools/measure_step.py --out DIR [--case NAME ...] [--steps 10] [--loop-trace]
 Needs PyTorch 2.6 or later with CUDA; nvidia-ml-py for the clocks (optional). On an H100 each case
 takes 12-40 s (the compiled ones the longest); data/measurements/h100-steps holds what it wrote
 there on 2026-11-27.
@@ -96,7 +101,7 @@ def hf_config(c):
             "tie_word_embeddings": c["tied"], "hidden_act": "silu", "torch_dtype": "bfloat16"}
 
 
-def run_case(name, out, steps):
+def run_case(name, out, steps, loop_trace):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -282,12 +287,11 @@ def run_case(name, out, steps):
         "case": name, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
         "params": params, "arch": c["arch"], "sdpa": c["sdpa"] or "default", "batch": batch, "seq": seq, "compiled": compiled, "full_activation_checkpointing": full_ac,
         "optimizer": optimizer, "steps_timed": steps, "step_s_mean": step_s, "step_s_median": statistics.median(times),
-        "step_s_min": min(times), "step_s_max": max(times), "tokens_per_s": batch * seq / step_s,
+        "step_s_min": min(times), "step_s_max": max(times), "step_s_each": times, "tokens_per_s": batch * seq / step_s,
         "model_tflops_per_s": 6 * params * batch * seq / step_s / 1e12, "warmup_s": warmup_s,
         "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30,
         "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30, "loss": float(loss),
-        "sm_mhz_mean": statistics.mean(c[0] for c in clocks) if clocks else None,
-        "power_w_mean": statistics.mean(c[1] for c in clocks) if clocks else None,
+        **clock_summary(clocks),
     }
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result, f, indent=2)
@@ -313,9 +317,7 @@ def run_case(name, out, steps):
         torch.cuda.synchronize()
     stop.set()
     sampler.join()
-    if profiled_clocks:
-        result["profiled_sm_mhz_mean"] = statistics.mean(c[0] for c in profiled_clocks)
-        result["profiled_power_w_mean"] = statistics.mean(c[1] for c in profiled_clocks)
+    result.update({"profiled_" + k: v for k, v in clock_summary(profiled_clocks).items()})
     if et is not None:
         et.stop()
         et.unregister_callback()
@@ -324,7 +326,15 @@ def run_case(name, out, steps):
     result["sdpa_ops"] = sorted({e.name for e in prof.events() if e.name.startswith("aten::_scaled_dot_product")})
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result, f, indent=2)
-    for plain in ("trace.json", "et.json"):
+    if loop_trace:
+        try:
+            result["loop"] = profile_loop(step, out)
+        except Exception as e:  # the timed steps and the single trace are kept without it
+            result["loop_error"] = repr(e)
+            print(f"loop trace not taken: {e!r}", flush=True)
+        with open(os.path.join(out, "result.json"), "w") as f:
+            json.dump(result, f, indent=2)
+    for plain in ("trace.json", "et.json", "loop_trace.json"):
         path = os.path.join(out, plain)
         if os.path.exists(path):
             with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
@@ -333,8 +343,133 @@ def run_case(name, out, steps):
     torch.distributed.destroy_process_group()
 
 
+# As many untraced steps first as make about as long a run as the timed steps' (10 after 3)
+LOOP_WAIT, LOOP_WARMUP, LOOP_ACTIVE = 8, 1, 3
+
+
+def profile_loop(step, out):
+    """Trace LOOP_ACTIVE steps taken back to back after LOOP_WAIT + LOOP_WARMUP untraced ones, as the
+    timed steps are taken, and compare them with the single profiled step of trace.json.gz.
+
+    Why: the timed steps take up to 4% longer than the single profiled step's GPU time. Either the
+    host falls behind the GPU between steps taken back to back (gaps in which the GPU waits for a
+    launch), or the kernels themselves run longer under sustained load (lower clocks). This trace
+    tells the two apart: its gaps, and which of them waited for the host, against its kernels'
+    times beside the single step's."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    path = os.path.join(out, "loop_trace.json")
+    n = LOOP_WAIT + LOOP_WARMUP + LOOP_ACTIVE
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
+    clocks, stop = [], threading.Event()
+    sampler = threading.Thread(target=sample_clocks, args=(stop, clocks))
+    sampler.start()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=schedule(wait=LOOP_WAIT, warmup=LOOP_WARMUP, active=LOOP_ACTIVE, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
+        events[0].record()
+        for i in range(n):
+            step()
+            events[i + 1].record()
+            if i == n - 1:  # every kernel of the last traced step ends before the trace is taken
+                torch.cuda.synchronize()
+            prof.step()
+    stop.set()
+    sampler.join()
+    with open(path) as f:
+        loop = json.load(f)["traceEvents"]
+    with open(os.path.join(out, "trace.json")) as f:
+        single = json.load(f)["traceEvents"]
+    first = LOOP_WAIT + LOOP_WARMUP
+    summary = {
+        "steps_untraced_before": first,
+        "step_s_each": [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(first, n)],
+        "steps": gpu_steps(loop),
+        "single_step": gpu_steps(single),
+        **clock_summary(clocks),
+    }
+    print(json.dumps({"loop": summary}), flush=True)
+    return summary
+
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def kernel_class(name):
+    low = name.lower()
+    if "nvjet" in low or "gemm" in low or "cutlass" in low or "xmma" in low:
+        return "gemm"
+    if "flash" in low or "fmha" in low or "sdpa" in low or "attention" in low:
+        return "attention"
+    return "other"
+
+
+def gpu_steps(trace):
+    """Per step of a trace (its ProfilerStep#N spans; the whole trace where it has none): the GPU's
+    span from the step's first GPU event to the next step's (to its own last for the last step),
+    the time the GPU was busy in it, its idle time, the idle time in which the GPU waited for a
+    launch the host had not yet made, and the GPU time of its kernels by class."""
+    launch_ts = {e["args"]["correlation"]: e["ts"] for e in trace
+                 if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in trace
+                   if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#"))
+    gpu = sorted((e for e in trace if e.get("cat") in GPU_CATS), key=lambda e: e["ts"])
+    groups = [[] for _ in spans] if spans else [[]]
+    for e in gpu:
+        launched = launch_ts.get(e.get("args", {}).get("correlation"))
+        if not spans:
+            groups[0].append(e)
+            continue
+        k = next((i for i, (a, b) in enumerate(spans) if launched is not None and a <= launched <= b), None)
+        if k is not None:
+            groups[k].append(e)
+    rows = []
+    for i, g in enumerate(groups):
+        if not g:
+            continue
+        start = g[0]["ts"]
+        end = max(e["ts"] + e["dur"] for e in g)
+        later = groups[i + 1] if i + 1 < len(groups) else []
+        span_end = later[0]["ts"] if later else end
+        busy = idle_host = 0.0
+        cursor = start
+        by_class = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+        for e in g:
+            by_class[kernel_class(e["name"]) if e["cat"] == "kernel" else "other"] += e["dur"]
+            if e["ts"] > cursor:
+                launched = launch_ts.get(e.get("args", {}).get("correlation"))
+                if launched is not None and launched > cursor:  # the GPU ran dry before the launch
+                    idle_host += e["ts"] - cursor
+            busy += max(0.0, e["ts"] + e["dur"] - max(cursor, e["ts"]))
+            cursor = max(cursor, e["ts"] + e["dur"])
+        span = span_end - start
+        rows.append({"span_ms": span / 1e3, "busy_ms": busy / 1e3, "idle_ms": (span - busy) / 1e3,
+                     "idle_waiting_for_launch_ms": idle_host / 1e3,
+                     "kernel_ms_by_class": {k: v / 1e3 for k, v in by_class.items()}, "gpu_events": len(g)})
+    return rows
+
+
+# NVML's clock event reasons (nvml.h, nvmlClocksEventReason*): why the clock is below its maximum
+CLOCK_REASONS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal", 0x40: "hw_thermal",
+                 0x80: "hw_power_brake"}
+
+
+def clock_summary(rows):
+    """Mean SM clock and power of (MHz, W, reasons) samples, and the share of samples in which each
+    of CLOCK_REASONS held the clock down."""
+    if not rows:
+        return {"sm_mhz_mean": None, "power_w_mean": None}
+    reasons = [r[2] for r in rows if r[2] is not None]
+    return {"sm_mhz_mean": statistics.mean(r[0] for r in rows), "power_w_mean": statistics.mean(r[1] for r in rows),
+            "clock_samples": len(rows),
+            "clock_held_by": {name: sum(1 for r in reasons if r & bit) / len(reasons)
+                              for bit, name in CLOCK_REASONS.items()} if reasons else None}
+
+
 def sample_clocks(stop, rows):
-    """(SM MHz, W) every 50 ms until stop is set; nothing without nvidia-ml-py."""
+    """(SM MHz, W, clock event reasons or None) every 50 ms until stop is set; nothing without
+    nvidia-ml-py."""
     try:
         import pynvml
         pynvml.nvmlInit()
@@ -342,7 +477,12 @@ def sample_clocks(stop, rows):
     except Exception:  # no NVML: clocks are optional
         return
     while not stop.is_set():
-        rows.append((pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM), pynvml.nvmlDeviceGetPowerUsage(h) / 1e3))
+        try:
+            reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
+        except Exception:  # older nvidia-ml-py names it ...ThrottleReasons; the reasons are optional
+            reasons = None
+        rows.append((pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM), pynvml.nvmlDeviceGetPowerUsage(h) / 1e3,
+                     reasons))
         time.sleep(0.05)
 
 
@@ -351,10 +491,12 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--case", action="append", choices=sorted(CASES), help="default: every case")
     p.add_argument("--steps", type=int, default=10, help="timed steps, after 3 warm-up steps")
+    p.add_argument("--loop-trace", action="store_true",
+                   help="also trace steps taken back to back (loop_trace.json.gz, result.json's loop)")
     p.add_argument("--one", help=argparse.SUPPRESS)  # a case in this process (the parent's child)
     a = p.parse_args()
     if a.one:
-        run_case(a.one, os.path.join(a.out, a.one), a.steps)
+        run_case(a.one, os.path.join(a.out, a.one), a.steps, a.loop_trace)
         return
     failed = []
     for name in a.case or list(CASES):
@@ -363,7 +505,8 @@ def main():
         with open(os.path.join(case_dir, "config.json"), "w") as f:
             json.dump(hf_config(dict(DEFAULTS, **CASES[name])), f, indent=2)
         t0 = time.time()
-        rc = subprocess.call([sys.executable, __file__, "--out", a.out, "--steps", str(a.steps), "--one", name])
+        rc = subprocess.call([sys.executable, __file__, "--out", a.out, "--steps", str(a.steps), "--one", name]
+                             + (["--loop-trace"] if a.loop_trace else []))
         print(f"case {name}: exit {rc} after {time.time() - t0:.0f} s", flush=True)
         if rc != 0:
             failed.append(name)
