@@ -146,27 +146,24 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, 
   // The gradient group's collectives run beside the passes' exposed TP, CP and EP
   // communication too.
   const LinkSplit links = split_by_links(s, own.tp, own.cp, own_ep);
-  const PassStream fwd{k.fwd + mine.copy_out, k.beside.fwd + mine.copy_out, k.beside.fwd + mine.copy_out,
-                       links.apart.fwd, links.shared.fwd};
-  const PassStream bwd{k.bwd + k.recompute + mine.copy_out, k.beside.bwd + k.beside.recompute + mine.copy_out,
-                       k.beside_two.bwd + k.beside_two.recompute + mine.copy_out, links.apart.bwd,
-                       links.shared.bwd};
+  const PassStream fwd{k.fwd, k.beside.fwd, k.beside.fwd, links.apart.fwd, links.shared.fwd};
+  const PassStream bwd{k.bwd + k.recompute, k.beside.bwd + k.beside.recompute,
+                       k.beside_two.bwd + k.beside_two.recompute, links.apart.bwd, links.shared.bwd};
   // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
   // gradients' copy in is exposed, as the copies out are.
   const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
   const double beside_copy_in = copies_in_turn ? 0 : after.copy_in, own_copy_in = copies_in_turn ? mine.copy_in : 0;
   const double exposed_bwd =
-      sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter) - bwd.alone() + mine.copy_out + own_copy_in;
+      sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter, mine.copy_out) - bwd.alone() + own_copy_in;
   double weight = 0;
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
-    const PassStream input{k.bwd - k.wgrad + k.recompute + mine.copy_out,
-                           k.beside.bwd - k.beside.wgrad + k.beside.recompute + mine.copy_out,
-                           k.beside_two.bwd - k.beside_two.wgrad + k.beside_two.recompute + mine.copy_out,
-                           links.apart.bwd, links.shared.bwd};
+    const PassStream input{k.bwd - k.wgrad + k.recompute, k.beside.bwd - k.beside.wgrad + k.beside.recompute,
+                           k.beside_two.bwd - k.beside_two.wgrad + k.beside_two.recompute, links.apart.bwd,
+                           links.shared.bwd};
     weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1)}) - input.alone() +
                             mine.copy_out);
   }
-  return {{overlapped_s(fwd.alone(), {fwd.beside_group(after.gather, 1)}) - fwd.alone() + mine.copy_out, exposed_bwd},
+  return {{sharded_forward_s(fwd, after.gather, mine.copy_out) - fwd.alone(), exposed_bwd},
           weight};
 }
 

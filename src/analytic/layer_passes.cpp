@@ -48,13 +48,24 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
   return t;
 }
 
-double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter) {
+double sharded_forward_s(const PassStream& pass, double gather, double copy_out) {
+  const Phase beside = pass.beside_group(gather, 1);
+  const double both = overlapped_s(pass.alone(), {beside});  // the kernels and the gather
+  // The kernels end within `beside` seconds, before the gather where it outlasts them.
+  return std::max(copy_out + std::min(both, beside.beside), both);
+}
+
+double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter, double copy_out) {
+  // What the reduce-scatter's stream has left when the kernels start.
+  scatter = std::max(0.0, scatter - std::max(0.0, copy_out - copy_in));
+  copy_in = std::max(0.0, copy_in - copy_out);
   const double shared = std::max(0.0, gather - copy_in);  // what is left of the gather
   return overlapped_s(pass.alone(),
                       {pass.beside_group(std::min(gather, copy_in), 1),
                        {std::max(0.0, copy_in - gather), pass.beside + pass.apart + pass.shared},
                        pass.beside_group(2 * std::min(shared, scatter), 2),
-                       pass.beside_group(std::abs(shared - scatter), 1)});
+                       pass.beside_group(std::abs(shared - scatter), 1)}) +
+         copy_out;
 }
 
 LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {

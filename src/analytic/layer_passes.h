@@ -109,12 +109,25 @@ struct PassStream {
   }
 };
 
-// A layer's backward beside FSDP's two collectives: the next layer's gather and this layer's
-// reduce-scatter run on streams of their own and cross the same links, so they share the
-// bandwidth while both run (2 min(gather, scatter)), each holding its SMs, and the longer one
-// finishes alone. FSDP2 first copies the gradients in on the scatter's stream (`copy_in`), a
-// kernel that crosses no link: the gather has the link to itself meanwhile.
-double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter);
+// FSDP2 copies each layer's gathered parameters out (`copy_out`) on the compute stream before
+// its kernels, and its all-gather streams wait for that copy's end before the next gather they
+// run (FSDPParamGroup::wait_for_unshard), so a gather runs beside kernels, not beside a copy out.
+//
+// A layer's forward: the copy out, then its kernels beside the gather it prefetches. In forward
+// FSDP2 defers that wait to the next layer's, so a gather that outlasts the kernels runs on
+// beside the next copy out, and the gathers follow one another on their stream: a layer takes
+// at least the gather's time.
+double sharded_forward_s(const PassStream& pass, double gather, double copy_out);
+
+// A layer's backward: the copy out, then its kernels beside FSDP's two collectives, the next
+// layer's gather and the reduce-scatter of the layer before it (in backward order), which run on
+// streams of their own and cross the same links, so they share the bandwidth while both run
+// (2 min(gather, scatter)), each holding its SMs, and the longer one finishes alone. The
+// reduce-scatter's stream starts with the copy out: FSDP2 first copies the gradients in on it
+// (`copy_in`), a kernel that crosses no link, and the scatter has the link to itself until the
+// copy out ends; the gather, which waits for the copy out, has it to itself while the copy in
+// runs on.
+double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter, double copy_out);
 
 // Full recomputation re-runs a layer's collectives too; the other modes re-run local ops only.
 inline double full_recompute_fraction(const spec::Strategy& st) {

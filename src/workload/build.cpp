@@ -324,7 +324,7 @@ class StepBuilder {
         sharded_blocking(sharded.gather, "fsdp.all_gather", layer, mb);
       } else {
         // Prefetched one layer ahead: the gather may start once the layer before the previous one
-        // has finished, so at most two gathered layers are resident (workload/memory.h).
+        // has finished (FSDP2: see prefetch_anchor_ below).
         const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
                                   sharded.gather, "fsdp.all_gather", layer, mb);
         if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
@@ -332,15 +332,28 @@ class StepBuilder {
       }
     }
     const TaskId before = last_;
-    if (sharded_passes_ && (mode == OpPass::kForward || mode == OpPass::kBackward) && sharded.copy_out > 0)
+    TaskId copy_out = kNone;
+    if (sharded_passes_ && (mode == OpPass::kForward || mode == OpPass::kBackward) && sharded.copy_out > 0) {
       compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_out, "fsdp.copy_out", layer,
               mb, 0);
+      copy_out = last_;
+    }
     if (mode == OpPass::kBackward && layer_recomputed(st_, layer)) {
       run_ops(layer_kind(layer), OpPass::kRecompute, layer, mb);
       if (sharded_passes_ && blocking) sharded_blocking(sharded.regather, "fsdp.all_gather", layer, mb);
     }
     run_ops(layer_kind(layer), mode, layer, mb);
-    prefetch_anchor_ = before;
+    // FSDP2's gathers wait for a copy out, not for the layer before it (FSDPParamGroup's
+    // wait_for_unshard makes the all-gather streams wait for the copy out's event): in backward
+    // its own, before it prefetches the next layer; in forward the wait is deferred to the next
+    // layer's (AllGatherState, "to allow for overlap of this copy-out with next all-gather"), so
+    // the gather after next waits for this layer's copy out.
+    if (copy_out == kNone) {
+      prefetch_anchor_ = before;
+    } else {
+      prefetch_anchor_ = mode == OpPass::kForward ? last_copy_out_ : copy_out;
+      last_copy_out_ = copy_out;
+    }
     const bool weights_done = mode == OpPass::kWeightGradient || (mode == OpPass::kBackward && !zero_bubble());
     if (sharded_passes_ && weights_done) {
       if (blocking) {
@@ -618,7 +631,7 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
-    last_ = prefetch_anchor_ = last_send_ = kNone;
+    last_ = prefetch_anchor_ = last_send_ = last_copy_out_ = kNone;
     deferred_ = {};
     host_waits_.clear();
     pending_.clear();
@@ -760,6 +773,7 @@ class StepBuilder {
   std::vector<TaskId> after_next_;  // ... and the one after it for these
   std::vector<TaskId> buckets_;     // the optimizer waits for these
   TaskId last_scatter_ = kNone;     // and for this, the stage's last ZeRO-3 reduce-scatter
+  TaskId last_copy_out_ = kNone;    // FSDP2's copy out of the layer last gathered
   std::vector<TaskId> param_gathers_;  // by layer: ZeRO-1/2 gathers not yet waited for
   // In param_gathers_: a gather the host starts when its layer's first forward is due.
   static constexpr TaskId kGatherWhenDue = kNone - 1;
