@@ -59,30 +59,62 @@ double op_checkpoint_bytes(const spec::Scenario& s) {
   return bytes;
 }
 
-// Parameters of the two consecutive layers that hold the most on one GPU: a MoE layer's experts
+// Parameters of the n consecutive layers that hold the most on one GPU: a MoE layer's experts
 // make it the larger (Llama 4 alternates the kinds, DeepSeek-V3 runs MoE layers back to back).
-double largest_layer_pair(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
+// A model of fewer layers holds them all.
+double largest_consecutive_layers(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int n) {
+  n = std::min(n, m.layers);
   const double dense = layer_params_per_gpu(p, st, false);
-  if (!m.is_moe()) return 2 * dense;
+  if (!m.is_moe()) return n * dense;
   const double moe = layer_params_per_gpu(p, st, true);
   const auto of = [&](int layer) { return m.is_moe_layer(layer) ? moe : dense; };
-  double pair = 0;
-  for (int l = 0; l + 1 < m.layers; ++l) pair = std::max(pair, of(l) + of(l + 1));
-  return m.layers > 1 ? pair : 2 * of(0);
+  double most = 0;
+  for (int l = 0; l + n <= m.layers; ++l) {
+    double sum = 0;
+    for (int k = 0; k < n; ++k) sum += of(l + k);
+    most = std::max(most, sum);
+  }
+  return most;
 }
 
-// Parameters ZeRO-3 holds gathered at once. FSDP gathers one layer (unit) at a time and
-// prefetches the next: two units. DeepSpeed 0.3.x gathers a module at a time and releases
-// gathered parameters once more than stage3_max_live_parameters (default 1e9, DeepSpeed's
-// config documentation) are resident: at most that plus the largest tensor being gathered.
+// Parameters ZeRO-3 holds gathered at once.
+// - FSDP1 (layer) gathers a unit into its flat parameter's own storage and prefetches the next
+//   (at most two all-gathers in flight, limit_all_gathers): two units.
+// - FSDP2 (parameter) gathers into a flat output buffer and copies it out into the unsharded
+//   parameters (FSDPParamGroup.wait_for_unshard). In forward the output's free is deferred to the
+//   next layer's wait_for_unshard (AllGatherState, "to allow for overlap of this copy-out with next
+//   all-gather"): while layer l computes from its unsharded parameters, l's gather output is still
+//   held and l+1's is being gathered, on the copy-in stream's pool, which the compute stream's
+//   allocations cannot reuse. Three units (backward frees the output after its copy-out: two).
+//   On a group of one there is no gather: unshard returns and wait_for_unshard copies the shard
+//   into the unsharded parameters at the layer's own turn, after the previous layer's reshard
+//   freed its copy: one unit.
+// - DeepSpeed 0.3.x gathers a module at a time and releases gathered parameters once more than
+//   stage3_max_live_parameters (default 1e9, DeepSpeed's config documentation) are resident: at
+//   most that plus the largest tensor being gathered.
 double gathered_params(const spec::Scenario& s, const ParamCounts& p) {
-  const double two_layers = largest_layer_pair(p, s.model, s.strategy);
-  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return two_layers;
+  const spec::Strategy& st = s.strategy;
+  switch (st.sharded_collectives) {
+    case spec::ShardedCollectives::kPerLayer: return largest_consecutive_layers(p, s.model, st, 2);
+    case spec::ShardedCollectives::kPerParameter:
+      return largest_consecutive_layers(p, s.model, st, st.dp * st.cp > 1 ? 3 : 1);
+    case spec::ShardedCollectives::kPerTensorBlocking: break;
+  }
   double largest = 0;
   for (const Op& op : layer_ops(s, s.model.is_moe())) {
     for_each_trained_tensor(op, [&](double elements) { largest = std::max(largest, elements); });
   }
-  return std::min(two_layers, kDeepSpeedMaxLiveParams + largest);
+  return std::min(largest_consecutive_layers(p, s.model, st, 2), kDeepSpeedMaxLiveParams + largest);
+}
+
+// The root unit FSDP wraps the model with (embeddings, final norm and head; workload::
+// fsdp_root_unit, none under pipelining) stays unsharded from before the embedding's forward to
+// after the head's, and again from the head's backward to the end of the backward: through the
+// step's peak, beside the layers' gathered units.
+double gathered_root_params(const spec::Scenario& s, const ParamCounts& p) {
+  const spec::Strategy& st = s.strategy;
+  if (!st.prefetches_zero3_gathers() || st.pp > 1) return 0;
+  return embedding_params_per_gpu(p, st) + head_params_per_gpu(p, s.model, st);
 }
 
 }  // namespace
@@ -156,7 +188,7 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
   mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
-  if (st.zero_stage >= 3) mem.weights_bytes += weight_bytes(st) * gathered_params(s, p);
+  if (st.zero_stage >= 3) mem.weights_bytes += weight_bytes(st) * (gathered_params(s, p) + gathered_root_params(s, p));
   mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 
