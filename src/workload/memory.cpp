@@ -187,7 +187,12 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
   const double params = stage_params_per_gpu(p, m, st);
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
-  mem.weights_bytes = kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
+  // A 16-bit copy of the weights beside the optimizer's FP32 masters, except where the FP32
+  // parameters are the masters and ZeRO-3 shards them (FSDP, OptimizerStep::kInPlace): the shard
+  // is then the optimizer's FP32 parameter itself, cast to 16 bits only as each layer is gathered
+  // (FSDP2's all-gather input; FSDP1's _mp_shard, freed after the gather).
+  const bool masters_only = st.zero_stage >= 3 && st.optimizer_step == spec::OptimizerStep::kInPlace;
+  mem.weights_bytes = masters_only ? 0 : kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
   if (st.zero_stage >= 3) mem.weights_bytes += weight_bytes(st) * (gathered_params(s, p) + gathered_root_params(s, p));
   mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);

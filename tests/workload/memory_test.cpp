@@ -94,6 +94,19 @@ TEST(Memory, Fsdp2HoldsThreeGatheredLayersInForwardAndOneOnAGroupOfOne) {
               2 * layer_params_per_gpu(param_counts(one.model), one.strategy, false), 1);
 }
 
+TEST(Memory, FsdpWhoseFp32ParametersAreTheMastersHoldsNoSixteenBitShard) {
+  // Under FSDP's mixed precision the FP32 parameters are the optimizer's masters
+  // (OptimizerStep::kInPlace): the shard is counted once, in the optimizer's 12 bytes, and 16-bit
+  // weights exist only for the gathered layers. Megatron's and DeepSpeed's ZeRO-3 keep a 16-bit
+  // shard beside the FP32 masters.
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 4096, 3, spec::Recompute::kFull);
+  const double beside_masters = memory_per_gpu(s).weights_bytes;
+  s.strategy.optimizer_step = spec::OptimizerStep::kInPlace;
+  const ParamCounts p = param_counts(s.model);
+  EXPECT_NEAR(beside_masters - memory_per_gpu(s).weights_bytes, 2 * stage_params_per_gpu(p, s.model, s.strategy) / 8,
+              1);
+}
+
 TEST(Memory, Zero3HoldsTheRootUnitUnshardedThroughThePeak) {
   // The root unit (embeddings, final norm, head) is gathered before the embedding's forward and
   // again before the head's backward, and resharded only after the head's forward and at the
