@@ -1,12 +1,9 @@
 #include "analytic/estimate.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "analytic/layer_passes.h"
-#include "core/error.h"
 #include "cost/compute.h"
 #include "workload/model_size.h"
 #include "workload/operators.h"
@@ -371,13 +368,13 @@ class Stages {
     const double transfers = exchanges * transfer_, gathers = exchanges * received_gather_;
     return hidden_behind_chunks_ ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd) : transfers + gathers;
   }
-  // Without interleaving a stage exchanges with its neighbours after each forward and each
-  // backward, but the first stage has no one to send gradients to and the last none to send
-  // activations to (Megatron's send_forward_recv_backward and send_backward_recv_forward skip
-  // them): in the steady state the end stages make one exchange per micro-batch, the others two.
+  // A stage exchanges with its neighbours after each forward and each backward of each chunk, but
+  // the first stage's first chunk has no one to send gradients to and the last stage's last chunk
+  // none to send activations to (Megatron's send_forward_recv_backward and
+  // send_backward_recv_forward skip them; interleaved, the batched exchange drops them): in the
+  // steady state the end stages make 2 vp - 1 exchanges per micro-batch, the others 2 vp.
   double exchanges_of(int i) const {
-    const spec::Strategy& st = s_.strategy;
-    return 2.0 * st.vp - (st.vp == 1 ? (i == 0) + (i == st.pp - 1) : 0);
+    return 2.0 * s_.strategy.vp - (i == 0) - (i == s_.strategy.pp - 1);
   }
   // Stage `g`, the i-th, per micro-batch in the steady state: its passes and the transfers they
   // expose.
@@ -641,7 +638,27 @@ Estimate estimate_with(const spec::Scenario& s) {
   // after the first forward; with aligned sync (Megatron-Core) a chunk's buckets start together
   // once its last backward has ended. What chunks c..0 move must fit in the window before the end
   // (reductions) or before chunk c's turn (gathers); the last layer's bucket is always exposed.
-  const double stage_params = workload::stage_params_per_gpu(params, m, st);
+  // Each stage reduces and gathers its own parameters (the layout's layers and its edges; BLOOM's
+  // first stage 5 layers and the embedding, not 70/12) without buckets, and steps its optimizer,
+  // after its last backward: stage k's ends k backwards and hops before the first's, which ends
+  // the drain. The step ends by the longest of those tails (`lead`: how early stage k's starts);
+  // the walk stops once no stage could end later, not even one of the most layers and both edges.
+  const auto dp_tail_s = [&](double p) {
+    return st.overlap_dp_comm ? 0 : workload::dp_reduce_s(s, p) + workload::dp_gather_s(s, p);
+  };
+  const double most_layers = st.vp * std::ceil(static_cast<double>(m.layers) / (st.pp * st.vp));
+  const double most_params = most_layers * workload::layer_params_per_gpu(params, m, st) +
+                             workload::embedding_params_per_gpu(params, st) + workload::head_params_per_gpu(params, m, st);
+  const double longest_tail = dp_tail_s(most_params) + workload::optimizer_s(s, most_params);
+  double stage_params = 0, tail_lead = 0, optimizer = 0;
+  for (double k = 0, lead = 0, tail = -1; k < st.pp && lead < longest_tail - tail; ++k) {
+    const double p = workload::stage_own_params_per_gpu(params, m, st, static_cast<int>(k));
+    const double step_s = workload::optimizer_s(s, p);
+    const double own = dp_tail_s(p) + step_s - lead;
+    if (own > tail) tail = own, stage_params = p, tail_lead = lead, optimizer = step_s;
+    const Stage g = stages.at(static_cast<int>(k));
+    lead += (g.layers * g.layer_bwd + g.edge_bwd) / st.vp + stages.transfer();
+  }
   const double group = std::min<double>(micro_batches, st.pp);
   const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.vp > 1;
   const DpWindow dp_window{layers, st.vp, group};
@@ -703,10 +720,9 @@ Estimate estimate_with(const spec::Scenario& s) {
   // when the layer is due, after that input, so the fill passes every stage's gathers on.)
   const bool drain_chain = !aligned && st.schedule != spec::Schedule::kZeroBubbleH1;
   const double fill_gathers = st.overlap_dp_comm && host_blocks ? (st.pp - 1.0) * gather.seconds : 0;
-  const double dp = reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0) + fill_gathers;
+  const double dp = reduce.seconds + gather.seconds + (drain_chain ? (st.pp - 1.0) * reduce.stretch : 0) + fill_gathers - tail_lead;
   // The tied embedding's gradient sync between the first and last stages follows the reduction.
   const double tied = workload::tied_embedding_sync_s(s);
-  const double optimizer = workload::optimizer_s(s, stage_params);
 
   Breakdown& b = out.breakdown;
   b.compute_s = micro_batches * (kernels_fwd + kernels_bwd - slowest.root);
@@ -730,52 +746,6 @@ Estimate estimate_with(const spec::Scenario& s) {
 
 Estimate estimate(const spec::Scenario& s) {
   return s.model.is_moe() ? estimate_with<true>(s) : estimate_with<false>(s);
-}
-
-void require_finite(const Estimate& e) {
-  // The simulator's bound too (workload::StepBudget): its nanosecond clock holds no longer step.
-  constexpr double kMaxStepS = 1e9;
-  if (std::isfinite(e.step_time_s) && e.step_time_s <= kMaxStepS) return;
-  throw Error(ErrorKind::kInvalidInput,
-              std::isfinite(e.step_time_s)
-                  ? fmt::format("the step takes {:.3g} s, more than {:.0f} years: an input is far out of range",
-                                e.step_time_s, kMaxStepS / 3.15576e7)
-                  : "the step time is not a finite number: an input is far out of range",
-              "check the times, bandwidths and rates of the model, GPU and cluster files and --host-dispatch");
-}
-
-void set_rates(const spec::Scenario& s, Estimate& out) {
-  const spec::ModelSpec& m = s.model;
-  const spec::Strategy& st = s.strategy;
-  const double tokens = static_cast<double>(st.global_batch) * st.seq_len;
-  out.tokens_per_s = tokens / out.step_time_s;
-  const double model_flops = workload::model_flops_per_token(m, st.seq_len) * tokens;
-  // Recomputation re-runs the forward: a third of the layers' model FLOPs (full) or of the
-  // attention term (selective).
-  const double attention_flops = workload::attention_flops_per_token(m, st.seq_len) * tokens;
-  const double layer_flops = model_flops - 6.0 * m.vocab * m.hidden * tokens;
-  double recompute_flops = 0;
-  switch (st.recompute) {
-    case Recompute::kNone: break;
-    case Recompute::kFull: recompute_flops = layer_flops / 3 * full_recompute_fraction(st); break;
-    case Recompute::kSelective: recompute_flops = attention_flops / 3; break;
-    case Recompute::kOp: {
-      // The recomputed GEMM shares of a dense layer for one micro-batch on one GPU, times the
-      // GPUs that split it (tp x cp), the micro-batches of the step and the layers.
-      double per_layer = 0;
-      for (const workload::Op& op : workload::layer_ops(s, false)) {
-        if (op.kind == OpKind::kGemm) per_layer += op.flops * workload::recompute_share(op, st.recompute);
-      }
-      recompute_flops = per_layer * st.tp * st.cp * (static_cast<double>(st.global_batch) / st.micro_batch) * m.layers;
-      break;
-    }
-  }
-  const double denominator = out.step_time_s * s.gpus;
-  const double peak = s.cluster.gpu.peak_bf16_flops;
-  out.tflops_per_gpu = model_flops / denominator / 1e12;
-  out.mfu = model_flops / denominator / peak;
-  out.hfu = (model_flops + recompute_flops) / denominator / peak;
-  out.megatron_tflops_per_gpu = workload::megatron_eq3_flops(m, st.global_batch, st.seq_len) / denominator / 1e12;
 }
 
 }  // namespace stepcast::analytic

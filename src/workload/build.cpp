@@ -603,16 +603,7 @@ class StepBuilder {
     return layers;
   }
 
-  double stage_params(int stage) const {
-    double p = 0;
-    for (int c = 0; c < st_.vp; ++c) {
-      const int j = c * st_.pp + stage;
-      p += layers_in(j) * layer_params_;
-      if (j == 0) p += embedding_params();
-      if (j == chunks_ - 1) p += head_params();
-    }
-    return p;
-  }
+  double stage_params(int stage) const { return stage_own_params_per_gpu(params_, s_.model, st_, stage); }
 
   // A gradient bucket, reduced as soon as the backward that completes it ends.
   void bucket(double params, std::string_view name, int layer) {

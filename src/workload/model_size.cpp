@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workload/pipeline_schedule.h"
+
 namespace stepcast::workload {
 namespace {
 
@@ -82,6 +84,12 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
                                  : std::max(p.embedding / st.tp,
                                             p.output / st.tp + tied_embedding_copy_params(m, st));
   return static_cast<double>(m.layers) / st.pp * layer_params_per_gpu(p, m, st) + edge;
+}
+
+double stage_own_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int stage) {
+  const double layers = ChunkLayout(m.layers, st.pp * st.vp).stage(st.pp, stage);
+  return layers * layer_params_per_gpu(p, m, st) + (stage == 0 ? embedding_params_per_gpu(p, st) : 0) +
+         (stage == st.pp - 1 ? head_params_per_gpu(p, m, st) : 0);
 }
 
 double embedding_params_per_gpu(const ParamCounts& p, const spec::Strategy& st) { return p.embedding / st.tp; }

@@ -39,6 +39,12 @@ double layer_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 /// larger (both when pp == 1), split by TP (before ZeRO sharding).
 double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
+/// Parameters one GPU of stage `stage` holds as the pipeline lays the layers out (ChunkLayout:
+/// BLOOM's 70 layers on 12 stages, 5, 6 x 10, 5), average layers of the model's mix, plus the
+/// embedding on the first stage and the output head on the last, split by TP: what that stage's
+/// data-parallel reduction, parameter gather and optimizer step move.
+double stage_own_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int stage);
+
 /// Parameters one GPU holds of the input embedding (the first stage's edge), split by TP.
 double embedding_params_per_gpu(const ParamCounts& p, const spec::Strategy& st);
 

@@ -68,12 +68,14 @@ TEST(Estimate, NoBreakdownEntryIsANegativeRoundingResidue) {
   }
 }
 
-// Llama 3.1 70B with an 8-token vocabulary and no host cost: every stage does the same work, as
-// the textbook bubble formulas assume.
+// Llama 3.1 70B with an 8-token vocabulary, no host cost and links a million times faster: every
+// stage does the same work, as the textbook bubble formulas assume (the end stages' one exchange
+// fewer per micro-batch costs nothing).
 Estimate balanced_pipeline(int p, int v, int m) {
   spec::Scenario s = scenario("llama3.1-70b", "dgx-h100", 64, 8, p, v, 1, 2 * m, 4096);
   s.model.vocab = 8;
   s.strategy.host_dispatch_s = 0;
+  for (spec::TopologyLevel& level : s.cluster.levels) level.bandwidth_per_gpu_Bps *= 1e6, level.latency_s = 0;
   return estimate(spec::complete_and_validate(s));
 }
 
