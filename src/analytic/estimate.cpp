@@ -133,7 +133,8 @@ struct ShardedExposure {
 };
 
 ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, const LayerComm& own_ep,
-                                 const workload::ShardedLayer& before, const workload::ShardedLayer& after) {
+                                 const LayerKind& before_kind, const workload::ShardedLayer& after) {
+  const workload::ShardedLayer& before = before_kind.sharded;
   const spec::Strategy& st = s.strategy;
   const workload::ShardedLayer& mine = own.sharded;
   if (st.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking) {
@@ -160,7 +161,8 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, 
     weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1)}) - input.alone() +
                             mine.copy_out);
   }
-  return {{sharded_forward_s(fwd, after.gather, mine.copy_out) - fwd.alone(), exposed_bwd},
+  const double head = forward_head_start(before_kind.passes.fwd, before.copy_out, mine.gather);
+  return {{sharded_forward_s(fwd, after.gather, mine.copy_out, head) - fwd.alone(), exposed_bwd},
           weight};
 }
 
@@ -186,7 +188,7 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
       if (count[c] == 0) continue;
       const bool kind = c & 4;
       const ShardedExposure e = sharded_exposure(s, kind_of(kind), kind ? ep : LayerComm{},
-                                                 kind_of(c & 2).sharded, kind_of(c & 1).sharded);
+                                                 kind_of(c & 2), kind_of(c & 1).sharded);
       exposed[kind].fwd += count[c] * e.passes.fwd;
       exposed[kind].bwd += count[c] * e.passes.bwd;
       weight[kind] += count[c] * e.weight;
@@ -198,7 +200,7 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
       kind_of(kind).sharded_weight = weight[kind] / layers[kind];
     }
   } else {
-    const ShardedExposure e = sharded_exposure(s, dense, {}, dense.sharded, dense.sharded);
+    const ShardedExposure e = sharded_exposure(s, dense, {}, dense, dense.sharded);
     dense.sharded_exposed = e.passes;
     dense.sharded_weight = e.weight;
   }

@@ -48,11 +48,16 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
   return t;
 }
 
-double sharded_forward_s(const PassStream& pass, double gather, double copy_out) {
+double sharded_forward_s(const PassStream& pass, double gather, double copy_out, double head_start) {
   const Phase beside = pass.beside_group(gather, 1);
   const double both = overlapped_s(pass.alone(), {beside});  // the kernels and the gather
   // The kernels end within `beside` seconds, before the gather where it outlasts them.
-  return std::max(copy_out + std::min(both, beside.beside), both);
+  return std::max(copy_out + std::min(both, beside.beside), both - head_start);
+}
+
+double forward_head_start(double before_kernels, double before_copy_out, double own_gather) {
+  if (before_copy_out <= 0) return 0;  // no copy out: the gather waits for the layer before
+  return std::max(0.0, std::min(before_kernels, before_copy_out + before_kernels - own_gather));
 }
 
 double sharded_backward_s(const PassStream& pass, double gather, double copy_in, double scatter, double copy_out) {

@@ -116,8 +116,19 @@ struct PassStream {
 // A layer's forward: the copy out, then its kernels beside the gather it prefetches. In forward
 // FSDP2 defers that wait to the next layer's, so a gather that outlasts the kernels runs on
 // beside the next copy out, and the gathers follow one another on their stream: a layer takes
-// at least the gather's time.
-double sharded_forward_s(const PassStream& pass, double gather, double copy_out);
+// at least the gather's time, less its `head_start` (forward_head_start).
+double sharded_forward_s(const PassStream& pass, double gather, double copy_out, double head_start = 0);
+
+// The deferred wait lets the gather a layer prefetches start a layer early: the gather of layer
+// l + 1 waits for the copy out of l - 1 and for the gather of l on its stream, not for l's copy
+// out, so it runs beside l - 1's kernels from the later of the two ends (copy out
+// `before_copy_out`, then kernels `before_kernels`, beside the layer's own gather `own_gather`
+// started with that copy out). Layers alike gain nothing (a gather that outlasts the kernels
+// leaves none of them); a dense layer between MoE layers hides part of the next MoE layer's
+// gather behind the previous one's kernels: over the pair, the MoE copy out and gather, not the
+// MoE layer's copy out, kernels and gather, bound the time. Without a copy out (ZeRO-3 without
+// FSDP2's copies) the gather waits for the layer before, and has no head start.
+double forward_head_start(double before_kernels, double before_copy_out, double own_gather);
 
 // A layer's backward: the copy out, then its kernels beside FSDP's two collectives, the next
 // layer's gather and the reduce-scatter of the layer before it (in backward order), which run on

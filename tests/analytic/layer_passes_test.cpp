@@ -33,5 +33,22 @@ TEST(LayerPasses, Fsdp2sBackwardGatherWaitsForTheCopyOutWhileTheReduceScatterSta
   EXPECT_DOUBLE_EQ(sharded_backward_s(kPass, 4, 0, 4, 0), overlapped_s(10, {kPass.beside_group(8, 2)}));
 }
 
+TEST(LayerPasses, Fsdp2sForwardGatherOfAMoeLayerStartsBesideTheMoeLayerTwoBack) {
+  // A dense layer (copy out 1 s, kernels 10 s) between MoE layers (copy out 5 s, kernels 12 s,
+  // gathers 40 s; the dense gather 2 s). The next MoE gather waits for the previous MoE layer's
+  // copy out and the dense gather only, so it runs beside that layer's kernels: 12 s ahead.
+  const double head = forward_head_start(12, 5, 2);
+  EXPECT_DOUBLE_EQ(head, 12);
+  // The dense layer waits for what is left of it, 40 - 12: the pair takes the MoE copy out and
+  // gather (5 + 12 + 28 = 5 + 40), not the MoE layer's copy out and kernels and the gather (57).
+  EXPECT_DOUBLE_EQ(sharded_forward_s(kPass, 40, 1, head), 28);
+  // Layers alike gain nothing: a gather that outlasts a layer's kernels leaves them no head start,
+  // and one they outlast leaves no wait to hide.
+  EXPECT_DOUBLE_EQ(forward_head_start(10, 1, 30), 0);
+  EXPECT_DOUBLE_EQ(sharded_forward_s(kPass, 4, 1, forward_head_start(10, 1, 4)), sharded_forward_s(kPass, 4, 1));
+  // Without FSDP2's copy out the gather waits for the layer before.
+  EXPECT_DOUBLE_EQ(forward_head_start(12, 0, 2), 0);
+}
+
 }  // namespace
 }  // namespace stepcast::analytic
