@@ -303,6 +303,10 @@ class Stages {
         own_layers_(own_layers),
         average_(layer(s.model.moe_layer_fraction())),
         root_(workload::fsdp_root_unit(s)),
+        // The host launches the embedding while the GPU runs the root unit's gather and copy out
+        // before it (FSDP2's root pre-forward), so its launch hides behind them too.
+        embed_host_(exposed_host_s(s.strategy, embed.host_fwd, embed.fwd + root_.gather + root_.copy_out) +
+                    exposed_host_s(s.strategy, embed.host_bwd, embed.bwd)),
         layout_(s.model.layers, s.strategy.pp * s.strategy.vp),
         transfer_(s.strategy.pp > 1 ? workload::pp_transfer_s(s) : 0),
         received_gather_(s.strategy.pp > 1 ? workload::pp_gather_s(s) : 0),
@@ -337,15 +341,15 @@ class Stages {
     } else {
       take(average_);
     }
-    const auto carry = [&](const PassTimes& edge) {
+    const auto carry = [&](const PassTimes& edge, double host) {
       g.edge_fwd += edge.fwd;
       g.edge_bwd += edge.bwd;
       g.edge_wgrad += edge.wgrad;
-      g.edge_host += edge_host_s(st, edge);
+      g.edge_host += host;
     };
-    if (i == 0) carry(embed_);
+    if (i == 0) carry(embed_, embed_host_);
     if (i == st.pp - 1) {
-      carry(head_);
+      carry(head_, edge_host_s(st, head_));
       g.head_fwd = head_.fwd;
       g.head_bwd = head_.bwd;
     }
@@ -360,6 +364,7 @@ class Stages {
   double fwd_seconds(const Stage& g) const { return g.layers * g.layer_fwd + g.edge_fwd; }
   // An edge's passes and the host time they expose.
   double edge_s(const PassTimes& edge) const { return edge.fwd + edge.bwd + edge_host_s(s_.strategy, edge); }
+  double embedding_s() const { return embed_.fwd + embed_.bwd + embed_host_; }
 
   double transfer() const { return transfer_; }
   double received_gather() const { return received_gather_; }
@@ -390,6 +395,7 @@ class Stages {
   bool own_layers_;
   LayerCost average_;
   workload::RootUnit root_;
+  double embed_host_;
   workload::ChunkLayout layout_;
   double transfer_, received_gather_;
   bool hidden_behind_chunks_;
@@ -400,16 +406,32 @@ class Stages {
 // before it, k's m micro-batches, and the drain leaving it the same way back, `hop` seconds a
 // hop. With equal chunks the last stage's path is the longest, (pp-1)/vp slots; where a middle
 // stage is the fullest and the last is lighter (Llama 3's 7, 8 x 14, 7 layers), a shorter way
-// ends it.
+// ends it. That way also waits where k's warm-up does not cover its first backward's round trip:
+// after its last chunk's first forward, k runs min(W + 1, m vp) - (vp - 1) g - 1 more forwards
+// (Megatron's W = 2 (pp - k - 1) + (vp - 1) pp warm-up forwards, then one forward before each
+// backward; g = min(m, pp) micro-batches a chunk at a time) while that micro-batch passes the
+// later stages' last chunks, forward and back, with a hop each (none on the last stage; with
+// equal chunks the last stage's way stays the longest).
 double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, const Stage& first_stage,
                                const Stage& last_stage, double micro_batches, double hop) {
+  const double group = std::min<double>(micro_batches, st.pp);
+  const int last_round = (st.vp - 1) * st.pp;  // the index of stage 0's last chunk
+  const auto warm_up_wait = [&](int k, const Stage& g, double trip) {
+    const double forwards = std::min(2.0 * (st.pp - k - 1) + last_round + 1, micro_batches * st.vp) -
+                            (st.vp - 1) * group - 1;
+    return std::max(0.0, trip - forwards * g.layers / st.vp * g.layer_fwd_slot);
+  };
   const auto way = [&](int k, const Stage& g, double before) { return before + micro_batches * stages.slot_s(g, k); };
   double longest = 0;
   if (stages.own_layers()) {
     double before = 0;
     for (int k = 0; k < st.pp; ++k) {
       const Stage g = stages.at(k);
-      longest = std::max(longest, way(k, g, before));
+      double trip = 0;
+      for (int j = k + 1; j < st.pp; ++j)
+        trip += stages.layout().chunk(last_round + j) * stages.at(j).layer_s + hop;
+      if (k < st.pp - 1) trip += last_stage.edges_s();
+      longest = std::max(longest, way(k, g, before) + warm_up_wait(k, g, trip));
       before += stages.layout().chunk(k) * g.layer_s + (k == 0 ? g.edges_s() : 0) + hop;
     }
     return longest;
@@ -420,14 +442,22 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
   const auto before = [&](int k) {
     return k == 0 ? 0 : stages.layout().layers_before(k) * first_stage.layer_s + first_stage.edges_s() + k * hop;
   };
-  longest = std::max(way(0, first_stage, 0), way(st.pp - 1, last_stage, before(st.pp - 1)));
+  const int chunks = st.pp * st.vp;
+  const double layers = stages.layout().layers_before(chunks - 1) + stages.layout().chunk(chunks - 1);
+  // The trip beyond a stage k < pp - 1 through the later stages' last chunks.
+  const auto waited_way = [&](int k, const Stage& g) {
+    const double trip = (layers - stages.layout().layers_before(last_round + k + 1)) * first_stage.layer_s +
+                        last_stage.edges_s() + (st.pp - 1 - k) * hop;
+    return way(k, g, before(k)) + warm_up_wait(k, g, trip);
+  };
+  longest = std::max(st.pp > 1 ? waited_way(0, first_stage) : way(0, first_stage, 0),
+                     way(st.pp - 1, last_stage, before(st.pp - 1)));
   if (st.pp >= 3) {
     int fullest_last = st.pp - 2;
     const int fullest = stages.layout().stage(st.pp, 1);
     while (stages.layout().stage(st.pp, fullest_last) != fullest) --fullest_last;
-    longest = std::max(longest, way(fullest_last, stages.at(fullest_last), before(fullest_last)));
-    if (fullest_last != st.pp - 2)
-      longest = std::max(longest, way(st.pp - 2, stages.at(st.pp - 2), before(st.pp - 2)));
+    longest = std::max(longest, waited_way(fullest_last, stages.at(fullest_last)));
+    if (fullest_last != st.pp - 2) longest = std::max(longest, waited_way(st.pp - 2, stages.at(st.pp - 2)));
   }
   return longest;
 }
@@ -510,7 +540,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   if (st.pp >= 3) consider(1, stages.at(1));
   if (st.pp >= 2) consider(st.pp - 1, last_stage);
   const double all_stages_s =
-      m.layers * average.total() + stages.edge_s(head) + stages.edge_s(embed) + first_stage.root;  // each once
+      m.layers * average.total() + stages.edge_s(head) + stages.embedding_s() + first_stage.root;  // each once
   const double layers = slowest.layers;
   // The slowest stage's average layer: its own, or the model's (by reference, not copied).
   const auto slowest_layer = [&]() -> decltype(auto) {

@@ -136,7 +136,11 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // paper) instead of 35% of peak read off its plot on the A100's curve: 3% slower at
        // 131K tokens (+9.4%, -1.1%, -4.1%). Stop 44: 0.0526 (0.05251), up with the H100's
        // FlashAttention-2 curve fitted to its causal backward, measured (+8.6%, -1.8%, -5.3%).
-       {"Llama3Herd2024_Table4", 0.0526},
+       // Stop 52 (2026-11-28): 0.0542 (0.05416), up, with the interleaved way waiting where a
+       // stage's warm-up forwards do not cover its first backward's round trip through the later
+       // stages' last chunks (Llama 3's 7, 8 x 14, 7 layers), as Megatron's schedule runs and the
+       // simulator has it (+8.3%, -2.2%, -5.7%).
+       {"Llama3Herd2024_Table4", 0.0542},
        // 2026-11-21: 0.461, up from 0.42 with torchtitan's TP run as TP + SP, as it is.
        // 2026-11-22: the three below lower again where FSDP's gather and reduce-scatter
        // overlap in backward, each holding its own SMs; the two torchtitan ones again
@@ -211,7 +215,8 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // FP32 gradient reduction. Stop 51 (2026-11-28): 0.2178 (0.21776), up, with 1F1B's bubble of
   // unequal stages following the schedule (torchtitan above). Stop 52 (2026-11-28): 0.2171
   // (0.21710) with FSDP2's gathers waiting for the copy out (torchtitan above); 0.2176 (0.21753),
-  // up, with the interleaved end stages' one exchange fewer (Narayanan above).
+  // up, with the interleaved end stages' one exchange fewer (Narayanan above); 0.2176 (0.21759)
+  // with the interleaved warm-up's wait (Llama 3 above).
   EXPECT_LE(r.overall.mape,
             0.2176);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
                       // accumulation (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257);
