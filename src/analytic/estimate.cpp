@@ -424,14 +424,18 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
   const auto way = [&](int k, const Stage& g, double before) { return before + micro_batches * stages.slot_s(g, k); };
   double longest = 0;
   if (stages.own_layers()) {
+    // The trip beyond stage k: every later stage's last chunk and hop, and the head; taken as
+    // the whole trip beyond stage 0 less each stage's share as the walk passes it.
+    const auto last_chunk = [&](int k, const Stage& g) {
+      return stages.layout().chunk(last_round + k) * g.layer_s + hop;
+    };
+    double beyond = last_stage.edges_s();
+    for (int j = 1; j < st.pp; ++j) beyond += last_chunk(j, stages.at(j));
     double before = 0;
     for (int k = 0; k < st.pp; ++k) {
       const Stage g = stages.at(k);
-      double trip = 0;
-      for (int j = k + 1; j < st.pp; ++j)
-        trip += stages.layout().chunk(last_round + j) * stages.at(j).layer_s + hop;
-      if (k < st.pp - 1) trip += last_stage.edges_s();
-      longest = std::max(longest, way(k, g, before) + warm_up_wait(k, g, trip));
+      if (k > 0) beyond -= last_chunk(k, g);
+      longest = std::max(longest, way(k, g, before) + warm_up_wait(k, g, k < st.pp - 1 ? beyond : 0));
       before += stages.layout().chunk(k) * g.layer_s + (k == 0 ? g.edges_s() : 0) + hop;
     }
     return longest;

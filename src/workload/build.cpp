@@ -603,8 +603,6 @@ class StepBuilder {
     return layers;
   }
 
-  double stage_params(int stage) const { return stage_own_params_per_gpu(params_, s_.model, st_, stage); }
-
   // A gradient bucket, reduced as soon as the backward that completes it ends.
   void bucket(double params, std::string_view name, int layer) {
     if (!st_.overlap_dp_comm) return;
@@ -679,7 +677,7 @@ class StepBuilder {
       for (std::size_t i = 0; i < order.size(); ++i) run_slot(i);
     }
 
-    const double params = stage_params(stage);
+    const double params = stage_own_params_per_gpu(params_, s_.model, st_, stage);
     if (!st_.overlap_dp_comm) {
       const double reduce = dp_reduce_s(s_, params);
       if (reduce > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));

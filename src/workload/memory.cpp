@@ -107,16 +107,6 @@ double gathered_params(const spec::Scenario& s, const ParamCounts& p) {
   return std::min(largest_consecutive_layers(p, s.model, st, 2), kDeepSpeedMaxLiveParams + largest);
 }
 
-// The root unit FSDP wraps the model with (embeddings, final norm and head; workload::
-// fsdp_root_unit, none under pipelining) stays unsharded from before the embedding's forward to
-// after the head's, and again from the head's backward to the end of the backward: through the
-// step's peak, beside the layers' gathered units.
-double gathered_root_params(const spec::Scenario& s, const ParamCounts& p) {
-  const spec::Strategy& st = s.strategy;
-  if (!st.prefetches_zero3_gathers() || st.pp > 1) return 0;
-  return embedding_params_per_gpu(p, st) + head_params_per_gpu(p, s.model, st);
-}
-
 }  // namespace
 
 double layer_activation_bytes(const spec::Scenario& s, Recompute mode) {
@@ -193,7 +183,10 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activation
   // (FSDP2's all-gather input; FSDP1's _mp_shard, freed after the gather).
   const bool masters_only = st.zero_stage >= 3 && st.optimizer_step == spec::OptimizerStep::kInPlace;
   mem.weights_bytes = masters_only ? 0 : kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
-  if (st.zero_stage >= 3) mem.weights_bytes += weight_bytes(st) * (gathered_params(s, p) + gathered_root_params(s, p));
+  // ZeRO-3's gathered parameters include FSDP's root unit (embeddings, final norm and head),
+  // unsharded from before the embedding's forward to after the head's, and from the head's
+  // backward to the end of the backward: through the step's peak, beside the layers' units.
+  if (st.zero_stage >= 3) mem.weights_bytes += weight_bytes(st) * (gathered_params(s, p) + fsdp_root_params_per_gpu(p, m, st));
   mem.gradients_bytes = gradient_bytes(st) * params / (st.zero_stage >= 2 ? shard : 1);
   mem.optimizer_bytes = kOptimizerBytesPerParam * params / (st.zero_stage >= 1 ? shard : 1);
 

@@ -98,6 +98,10 @@ double head_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const
   return (p.output + p.final_norm) / st.tp + tied_embedding_copy_params(m, st);
 }
 
+double fsdp_root_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st) {
+  return has_fsdp_root_unit(st) ? embedding_params_per_gpu(p, st) + head_params_per_gpu(p, m, st) : 0;
+}
+
 double tied_embedding_copy_params(const spec::ModelSpec& m, const spec::Strategy& st) {
   if (!m.tied_embeddings || st.pp <= 1) return 0;
   return static_cast<double>(m.vocab) * m.hidden / st.tp;

@@ -52,6 +52,14 @@ double embedding_params_per_gpu(const ParamCounts& p, const spec::Strategy& st);
 /// TP, with the tied embedding's copy (tied_embedding_copy_params).
 double head_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
 
+/// Whether FSDP wraps the model with a root unit (embeddings, final norm and head): with
+/// prefetched ZeRO-3 gathers and no pipeline, whose stages wrap none.
+inline bool has_fsdp_root_unit(const spec::Strategy& st) { return st.prefetches_zero3_gathers() && st.pp <= 1; }
+
+/// Parameters one GPU holds of that root unit (embedding_params_per_gpu + head_params_per_gpu),
+/// before ZeRO sharding; 0 where there is none.
+double fsdp_root_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st);
+
 /// Tied embeddings across a pipeline: the last stage keeps its own copy of the word embedding as
 /// the output head (Megatron's `word_embeddings` on the last stage, DeepSpeed's TiedLayerSpec),
 /// vocab x hidden / tp parameters per GPU with weights, gradients and optimizer state of their own;

@@ -475,9 +475,8 @@ bool fsdp_copies_in_turn(const spec::Scenario& s) {
 
 RootUnit fsdp_root_unit(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  if (!st.prefetches_zero3_gathers() || st.pp > 1) return {};
-  const ParamCounts p = param_counts(s.model);
-  const double params = embedding_params_per_gpu(p, st) + head_params_per_gpu(p, s.model, st);
+  if (!has_fsdp_root_unit(st)) return {};
+  const double params = fsdp_root_params_per_gpu(param_counts(s.model), s.model, st);
   const GroupShape group = gradient_group(st);
   return {collective_s(CollectiveKind::kAllGather, weight_bytes(st) * params, group, s),
           fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
