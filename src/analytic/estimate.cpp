@@ -93,6 +93,7 @@ Exposure dp_exposure(double comm, double last, const PassStream& stream, bool st
 // per layer on average beside its neighbours in the model.
 struct LayerKind {
   const PassTimes& passes;
+  CpRings rings;
   LayerComm tp, cp;
   PassPair host;
   workload::ShardedLayer sharded;
@@ -108,8 +109,9 @@ LayerComm combined(const LayerComm& a, const LayerComm& b, const LayerComm& c) {
 
 // A kind of layer whose kernels are `passes`; a MoE layer's EP collectives `ep` are its host's too.
 LayerKind priced_kind(const spec::Scenario& s, const PassTimes& passes, bool moe_layer, const LayerComm& ep) {
-  const LayerComm tp = tp_comm(s, passes), cp = cp_comm(s, passes);
-  return {passes, tp, cp, layer_host_s(s, passes, combined(tp, cp, moe_layer ? ep : LayerComm{})),
+  const CpRings rings = cp_rings(s, passes);
+  const LayerComm tp = tp_comm(s, passes), cp = cp_comm(s, rings);
+  return {passes, rings, tp, cp, layer_host_s(s, passes, combined(tp, cp, moe_layer ? ep : LayerComm{})),
           workload::sharded_layer(s, moe_layer), {}};
 }
 
@@ -143,10 +145,11 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, 
   const PassTimes& k = own.passes;
   // The gradient group's collectives run beside the passes' exposed TP, CP and EP
   // communication too.
-  const LinkSplit links = split_by_links(s, own.tp, own.cp, own_ep);
-  const PassStream fwd{k.fwd, k.beside.fwd, k.beside.fwd, links.apart.fwd, links.shared.fwd};
+  const LinkSplit links = split_by_links(s, own.tp, own.cp, own_ep, own.rings);
+  const PassStream fwd{k.fwd, k.beside.fwd, k.beside.fwd, links.apart.fwd, links.shared.fwd, links.fwd_side};
   const PassStream bwd{k.bwd + k.recompute, k.beside.bwd + k.beside.recompute,
-                       k.beside_two.bwd + k.beside_two.recompute, links.apart.bwd, links.shared.bwd};
+                       k.beside_two.bwd + k.beside_two.recompute, links.apart.bwd, links.shared.bwd,
+                       links.bwd_side};
   // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
   // gradients' copy in is exposed, as the copies out are.
   const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
@@ -157,7 +160,7 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, 
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     const PassStream input{k.bwd - k.wgrad + k.recompute, k.beside.bwd - k.beside.wgrad + k.beside.recompute,
                            k.beside_two.bwd - k.beside_two.wgrad + k.beside_two.recompute, links.apart.bwd,
-                           links.shared.bwd};
+                           links.shared.bwd, links.bwd_side};
     weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1)}) - input.alone() +
                             mine.copy_out);
   }
@@ -256,10 +259,11 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
       .gather = mix(dense.sharded.gather, moe.sharded.gather),
       .host = host.total(),
       // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
-      // run beside the passes' exposed TP, CP and EP communication too (PassStream).
+      // run beside the passes' exposed TP, CP and EP communication too, and beside the CP ring
+      // (PassStream), whose attention dense and MoE layers share.
       .links = split_by_links(s, {mix(dense.tp.fwd, moe.tp.fwd), mix(dense.tp.bwd, moe.tp.bwd)},
                               {mix(dense.cp.fwd, moe.cp.fwd), mix(dense.cp.bwd, moe.cp.bwd)},
-                              {moe_share * ep.fwd, moe_share * ep.bwd}),
+                              {moe_share * ep.fwd, moe_share * ep.bwd}, dense.rings),
       .fwd_slot = fwd + mix(dense.tp.fwd, moe.tp.fwd) + mix(dense.cp.fwd, moe.cp.fwd) + moe_share * ep.fwd + fsdp.fwd +
                   host.fwd,
       .wgrad_slot = wgrad + mix(dense.sharded_weight, moe.sharded_weight),
@@ -509,9 +513,13 @@ Estimate estimate_with(const spec::Scenario& s) {
   const workload::ParamCounts params = workload::param_counts(m);
   Estimate out;
 
-  // The layers' kernels overlap collectives (ZeRO-3 two at once in backward); the slowdowns of
+  // The layers' kernels overlap collectives (ZeRO-3 two at once in backward, and the attention
+  // the CP ring beside a bucket or gather of the gradient group on its links); the slowdowns of
   // the embedding and head are taken as the layers'.
-  const cost::Shares shares = st.zero_stage >= 3 ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
+  const bool ring_beside_group = st.cp_exchange == spec::CpExchange::kRing &&
+                                 workload::crosses_gradient_links(st, s.cluster, Axis::kCp);
+  const cost::Shares shares =
+      st.zero_stage >= 3 || ring_beside_group ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
   const PassTimes dense_passes = price(workload::layer_ops(s, false), s, shares);
   const auto moe_layer = [&]() -> decltype(auto) {
     if constexpr (kMoe) {
@@ -526,7 +534,7 @@ Estimate estimate_with(const spec::Scenario& s) {
 
   const LayerComm ep = ep_comm(s);
   LayerKind dense = priced_kind(s, dense_passes, false, ep);
-  LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, {}, {}, {}};
+  LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, {}, {}, {}, {}};
   if (st.zero_stage >= 3) price_sharded<kMoe>(s, ep, dense, moe);
   const Stages stages(s, dense, moe, ep, embed, head, kMoe && st.pp > 1);
   const LayerCost& average = stages.average();
@@ -709,8 +717,9 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The output head runs its forward after every layer's parameters are needed and its backward
   // before any layer's gradient is complete: no gather or bucket hides behind it.
   const double window_fwd = kernels_fwd - slowest.head_fwd, window_bwd = kernels_bwd - slowest.head_bwd;
+  const auto stage_side = [&](const SideTransfers& t) { return SideTransfers{t[0].scaled(layers), t[1].scaled(layers)}; };
   const PassStream stage_fwd{window_fwd, window_fwd * fwd_slowdown, 0, layers * layer.links.apart.fwd,
-                             layers * layer.links.shared.fwd};
+                             layers * layer.links.shared.fwd, stage_side(layer.links.fwd_side)};
   // Under ZB-H1 a layer's gradients are complete only after its weight-gradient pass of the
   // last micro-batch, which every stage runs last: its buckets hide behind that pass alone,
   // which runs no collectives.
@@ -719,7 +728,7 @@ Estimate estimate_with(const spec::Scenario& s) {
       st.schedule == spec::Schedule::kZeroBubbleH1
           ? PassStream{kernels_wgrad, kernels_wgrad * bwd_slowdown, 0, 0, 0}
           : PassStream{window_bwd, window_bwd * bwd_slowdown, 0, layers * layer.links.apart.bwd,
-                       layers * layer.links.shared.bwd};
+                       layers * layer.links.shared.bwd, stage_side(layer.links.bwd_side)};
   // With overlap the gradients are reduced in a bucket per layer and one per edge of the stage,
   // and the ZeRO-1/2 parameters gathered layer by layer, as the simulator builds them: each
   // collective pays its fixed costs (launch, ring steps), which one over the stage pays once.

@@ -67,7 +67,7 @@ double sharded_backward_s(const PassStream& pass, double gather, double copy_in,
   const double shared = std::max(0.0, gather - copy_in);  // what is left of the gather
   return overlapped_s(pass.alone(),
                       {pass.beside_group(std::min(gather, copy_in), 1),
-                       {std::max(0.0, copy_in - gather), pass.beside + pass.apart + pass.shared},
+                       {std::max(0.0, copy_in - gather), pass.beside_kernel()},
                        pass.beside_group(2 * std::min(shared, scatter), 2),
                        pass.beside_group(std::abs(shared - scatter), 1)}) +
          copy_out;
@@ -116,24 +116,31 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   return {fwd, bwd + full_recompute_fraction(st) * fwd, launches, launches};
 }
 
-LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k) {
+CpRings cp_rings(const spec::Scenario& s, const PassTimes& k) {
+  const spec::Strategy& st = s.strategy;
+  if (st.cp <= 1 || st.cp_exchange != spec::CpExchange::kRing) return {};
+  // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
+  // returns dK and dV. Overlapped with the attention kernel of the chunk in hand; recomputing the
+  // attention runs its exchange again.
+  const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
+  const SideTransfer fwd{ring, 1, {k.attention_fwd, k.beside.attention_fwd, k.beside_two.attention_fwd}};
+  const SideTransfer bwd{2 * ring, 1, {k.attention_bwd, k.beside.attention_bwd, k.beside_two.attention_bwd}};
+  return {fwd, {bwd, fwd.scaled(workload::attention_recomputed_fraction(st))}};
+}
+
+LayerComm cp_comm(const spec::Scenario& s, const CpRings& rings) {
   const spec::Strategy& st = s.strategy;
   if (st.cp <= 1) return {};
-  // Recomputing the attention runs its exchange again.
-  const double recomputed = workload::attention_recomputed_fraction(st);
   if (st.cp_exchange == spec::CpExchange::kAllGather) {
-    // K and V gathered before the attention, and in backward again, with dK and dV
-    // reduce-scattered after it; the attention waits for each.
+    // K and V gathered before the attention, and in backward again (and again where it is
+    // recomputed), with dK and dV reduce-scattered after it; the attention waits for each.
+    const double recomputed = workload::attention_recomputed_fraction(st);
     const double gather = workload::cp_kv_collectives_s(s, CollectiveKind::kAllGather);
     const double scatter = workload::cp_kv_collectives_s(s, CollectiveKind::kReduceScatter);
     return {gather, (1 + recomputed) * gather + scatter, 2, 4};
   }
-  // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
-  // returns dK and dV. Overlapped with the attention kernel of the chunk in hand.
-  const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
-  const double fwd = overlapped_s(k.attention_fwd, k.beside.attention_fwd, ring) - k.attention_fwd;
-  const double bwd = overlapped_s(k.attention_bwd, k.beside.attention_bwd, 2 * ring) - k.attention_bwd;
-  return {fwd, bwd + recomputed * fwd, 0, 0};
+  // The ring on links of its own (alone on them beside no other collective).
+  return {rings.fwd.exposed(0, 0), rings.bwd[0].exposed(0, 0) + rings.bwd[1].exposed(0, 0), 0, 0};
 }
 
 LayerComm ep_comm(const spec::Scenario& s) {
@@ -145,7 +152,7 @@ LayerComm ep_comm(const spec::Scenario& s) {
 }
 
 LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
-                         const LayerComm& ep) {
+                         const LayerComm& ep, const CpRings& rings) {
   const spec::Strategy& st = s.strategy;
   const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
   LinkSplit out;
@@ -153,6 +160,13 @@ LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const Lay
        {std::pair{tp, Axis::kTp}, std::pair{cp, Axis::kCp}, std::pair{ep, Axis::kEp}}) {
     const bool apart =
         workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
+    if (!apart && axis == Axis::kCp && rings.fwd.seconds > 0) {
+      // The ring runs beside the attention on its own stream: the group's collectives share the
+      // links with the whole of it, not only with what it exposes alone (PassStream).
+      out.fwd_side = {rings.fwd, {}};
+      out.bwd_side = rings.bwd;
+      continue;
+    }
     LayerComm& to = apart ? out.apart : out.shared;
     to.fwd += comm.fwd;
     to.bwd += comm.bwd;

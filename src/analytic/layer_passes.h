@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <initializer_list>
 
 #include "cost/compute.h"
@@ -93,19 +94,55 @@ inline double overlapped_s(double alone, std::initializer_list<Phase> phases) {
 // The same beside one collective of `comm` seconds.
 inline double overlapped_s(double alone, double beside, double comm) { return overlapped_s(alone, {{comm, beside}}); }
 
+// A transfer on a stream of its own beside some of a pass's kernels, the op after them waiting
+// for it: the CP ring beside the core attention (Transformer Engine's AttnFuncWithCPAndKVP2P
+// posts each step's isend/irecv on the CP group, flash_attn_p2p_communicate, before the attention
+// of the chunk in hand). `seconds` on its links alone, `times` per pass (a share where
+// recomputation re-runs it, or a stage's layers); `window`: those kernels alone, beside one
+// collective and beside two (cost::KernelTime; the transfer holds SMs as NCCL's kernels do).
+struct SideTransfer {
+  double seconds = 0, times = 0;
+  std::array<double, 3> window{};
+  // The seconds it adds to the pass beyond its kernels where `holders` other collectives hold SMs
+  // beside them and `sharers` of those cross its links, where each of the sharers + 1 transfers
+  // gets an equal share of the bandwidth (as the simulator's links share it).
+  double exposed(int holders, int sharers) const {
+    if (seconds <= 0 || times <= 0) return 0;
+    const double alone = window[static_cast<std::size_t>(std::min(holders, 2))];
+    const double beside = window[static_cast<std::size_t>(std::min(holders + 1, 2))];
+    return times * (overlapped_s(alone, beside, (sharers + 1) * seconds) - alone);
+  }
+  // Its seconds on the links in a pass.
+  double link_s() const { return times * seconds; }
+  SideTransfer scaled(double n) const { return {seconds, times * n, window}; }
+};
+
+// A pass's side transfers: a backward's own ring and the recomputed forward's.
+using SideTransfers = std::array<SideTransfer, 2>;
+
 // A pass on the compute stream beside the gradient group's collectives (ZeRO-3 gathers and
 // scatters, data-parallel buckets): its kernels, which run slowed beside one collective or two,
 // and its exposed TP and EP collectives, on other links than the group's (`apart`: neither
 // slows the other) or on the same links (`shared`: beside n of the group's collectives each of
-// the n + 1 gets an equal share of the bandwidth).
+// the n + 1 gets an equal share of the bandwidth), and transfers on the group's links on streams
+// of their own (`side`: the CP ring), which the n collectives share the same way: the ring takes
+// n + 1 times as long and may outlast the kernels it hid behind, and the group loses the ring's
+// seconds on the links.
 struct PassStream {
   double kernels = 0, beside = 0, beside_two = 0;
   double apart = 0, shared = 0;
-  double alone() const { return kernels + apart + shared; }
+  SideTransfers side{};
+  double side_exposed(int holders, int sharers) const {
+    return side[0].exposed(holders, sharers) + side[1].exposed(holders, sharers);
+  }
+  double alone() const { return kernels + apart + shared + side_exposed(0, 0); }
+  // The pass beside another stream's kernel (FSDP2's copy in), which holds SMs, not links.
+  double beside_kernel() const { return beside + apart + shared + side_exposed(1, 0); }
   // A phase of `seconds` of the group's communication, run by `n` collectives at once.
   Phase beside_group(double seconds, int n) const {
-    const double stream = (n >= 2 ? beside_two : beside) + apart + (n + 1) * shared;
-    return {seconds, stream, stream > 0 ? (stream - shared) / stream : 1};
+    const double stream = (n >= 2 ? beside_two : beside) + apart + (n + 1) * shared + side_exposed(n, n);
+    const double lost = shared + side[0].link_s() + side[1].link_s();
+    return {seconds, stream, stream > 0 ? (stream - lost) / stream : 1};
   }
 };
 
@@ -152,20 +189,33 @@ struct LayerComm {
   double bwd_launches = 0;  // and per backward pass, recompute left out
 };
 
+// The CP ring of a layer's forward and of its backward (with the recomputed forward's), beside
+// the core attention of its kernels `k` (none with all-gather CP, whose collectives run on the
+// compute stream).
+struct CpRings {
+  SideTransfer fwd;
+  SideTransfers bwd{};
+};
+CpRings cp_rings(const spec::Scenario& s, const PassTimes& k);
+
 // Each kind of a layer's communication, exposed per pass beside its kernels `k`: TP collectives
-// (overlapped as the strategy says), the CP exchange (a ring beside the attention, or gathers
-// before it) and the EP all-to-alls.
+// (overlapped as the strategy says), the CP exchange (the `rings` beside the attention, or
+// gathers before it) and the EP all-to-alls.
+
 LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k);
-LayerComm cp_comm(const spec::Scenario& s, const PassTimes& k);
+LayerComm cp_comm(const spec::Scenario& s, const CpRings& rings);
 LayerComm ep_comm(const spec::Scenario& s);
 
 // A layer's exposed TP communication (`tp`), CP exchange (`cp`) and EP all-to-alls (`ep`) by the
-// links they cross: other links than the gradient group's (workload::spanned_level), or the same.
+// links they cross: other links than the gradient group's (workload::spanned_level), or the same;
+// a CP ring on the same links as side transfers of each pass (`fwd_side`, `bwd_side`), in place
+// of its exposure alone.
 struct LinkSplit {
   LayerComm apart, shared;
+  SideTransfers fwd_side{}, bwd_side{};
 };
 LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
-                         const LayerComm& ep);
+                         const LayerComm& ep, const CpRings& rings);
 
 // Seconds of a layer's forward and backward passes.
 struct PassPair {

@@ -50,5 +50,30 @@ TEST(LayerPasses, Fsdp2sForwardGatherOfAMoeLayerStartsBesideTheMoeLayerTwoBack) 
   EXPECT_DOUBLE_EQ(forward_head_start(12, 0, 2), 0);
 }
 
+TEST(LayerPasses, CpRingSharesTheGradientGroupsLinksForAllItsSecondsNotOnlyWhatItExposes) {
+  // A ring of 3 s beside attention kernels of 4 s alone, 5 s beside one collective (the ring's
+  // own SMs), 6 s beside two, in a pass of 10 s of kernels (20 s beside one collective).
+  PassStream pass = kPass;
+  pass.side[0] = {.seconds = 3, .times = 1, .window = {4, 5, 6}};
+  // Alone on its links it hides behind the attention but for 0.6 s: 3 s beside it, then the
+  // remaining 2/5 of it alone (3 + 1.6 - 4).
+  EXPECT_DOUBLE_EQ(pass.alone(), 10.6);
+  // Beside one of the group's collectives on the same links it gets half the bandwidth: 6 s,
+  // beside attention kernels that now share the SMs with two collectives (6 s): 1 s exposed.
+  const Phase beside = pass.beside_group(40, 1);
+  EXPECT_DOUBLE_EQ(beside.beside, 21);
+  // The group's collective loses the ring's 3 s on the links, not the 1 s it exposes: a layer
+  // whose gather outlasts its kernels takes the gather and the ring (the links carry both).
+  EXPECT_DOUBLE_EQ(beside.rate, 18.0 / 21);
+  EXPECT_DOUBLE_EQ(sharded_forward_s(pass, 40, 0), 43);
+  // Beside the gather and the reduce-scatter at once it gets a third (9 s beside the attention's
+  // 6 s: 3 s exposed).
+  EXPECT_DOUBLE_EQ(pass.beside_group(40, 2).beside, 30 + 3);
+  // Recomputation runs a share of it again: the share's seconds on the links and its exposure.
+  pass.side[1] = pass.side[0].scaled(0.5);
+  EXPECT_DOUBLE_EQ(pass.alone(), 10.9);
+  EXPECT_DOUBLE_EQ(pass.beside_group(40, 1).rate, (21.5 - 4.5) / 21.5);
+}
+
 }  // namespace
 }  // namespace stepcast::analytic

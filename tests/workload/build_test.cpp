@@ -866,6 +866,27 @@ TEST(Build, GradientBucketsRunInTheWaitsBetweenInterleavedRoundsInBothEngines) {
   EXPECT_NEAR(simulated(s), e, 0.03 * e);
 }
 
+TEST(Build, CpRingSharesTheGradientGroupsLinksWithItsCollectivesInBothEngines) {
+  // Transformer Engine's ring attention posts its K/V sends and receives on the CP group
+  // (flash_attn_p2p_communicate) beside the attention, while the gradient group's collectives run
+  // on the same links: FSDP's gathers where CP and FSDP share a node's NVLink (Llama 3.1 70B at
+  // CP 4 on B200), Megatron's ZeRO-2 parameter gathers and gradient buckets where CP and DP both
+  // cross the NICs (Qwen3 32B at TP 8, CP 2 on H100 nodes). Pricing the ring as if it had its
+  // links alone, the closed form was 5.1% and 6.9% faster than the simulation.
+  const spec::Scenario fsdp = scenario("llama3.1-70b", "dgx-b200",
+                                       {.gpus = 16, .tp = 1, .pp = 4, .cp = 4, .zero = 3, .global_batch = 4,
+                                        .transfers = spec::PipelineTransfers::kAsynchronous, .host_time = false});
+  const spec::Scenario zero2 =
+      scenario("qwen3-32b", "dgx-h100",
+               {.gpus = 128, .tp = 8, .pp = 2, .vp = 2, .cp = 2, .zero = 2, .micro_batch = 2, .global_batch = 16,
+                .schedule = spec::Schedule::kInterleaved, .sp = true,
+                .transfers = spec::PipelineTransfers::kAsynchronous, .host_time = false});
+  for (const spec::Scenario& s : {fsdp, zero2}) {
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.015 * e) << spec::dump(s);
+  }
+}
+
 TEST(Build, FillAndDrainTransfersShareTheNicsWithTheZeroThreeGathersOfTheWaitsInBothEngines) {
   // Llama 3.1 8B at TP 8 on 4 interleaved stages of B200 nodes, ZeRO-3 with 2 replicas: each
   // pipeline transfer crosses the NICs that carry the gathers a stage starts while it waits for
