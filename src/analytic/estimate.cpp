@@ -134,8 +134,9 @@ struct ShardedExposure {
   double weight = 0;
 };
 
-ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, const LayerComm& own_ep,
-                                 const LayerKind& before_kind, const workload::ShardedLayer& after) {
+ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apart, const LayerKind& own,
+                                 const LayerComm& own_ep, const LayerKind& before_kind,
+                                 const workload::ShardedLayer& after) {
   const workload::ShardedLayer& before = before_kind.sharded;
   const spec::Strategy& st = s.strategy;
   const workload::ShardedLayer& mine = own.sharded;
@@ -145,7 +146,7 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, 
   const PassTimes& k = own.passes;
   // The gradient group's collectives run beside the passes' exposed TP, CP and EP
   // communication too.
-  const LinkSplit links = split_by_links(s, own.tp, own.cp, own_ep, own.rings);
+  const LinkSplit links = split_by_links(apart, own.tp, own.cp, own_ep, own.rings);
   const PassStream fwd{k.fwd, k.beside.fwd, k.beside.fwd, links.apart.fwd, links.shared.fwd, links.fwd_side};
   const PassStream bwd{k.bwd + k.recompute, k.beside.bwd + k.beside.recompute,
                        k.beside_two.bwd + k.beside_two.recompute, links.apart.bwd, links.shared.bwd,
@@ -172,7 +173,8 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LayerKind& own, 
 // Each kind's ZeRO-3 exposure per layer, over the kinds of its neighbours in the model (a dense
 // model's are dense).
 template <bool kMoe>
-void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dense, LayerKind& moe) {
+void price_sharded(const spec::Scenario& s, const LinksApart& apart, const LayerComm& ep, LayerKind& dense,
+                   LayerKind& moe) {
   if constexpr (kMoe) {
     const spec::ModelSpec& m = s.model;
     // Layers by their kind and their neighbours' (the first and last count as their own
@@ -190,7 +192,7 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
     for (int c = 0; c < 8; ++c) {
       if (count[c] == 0) continue;
       const bool kind = c & 4;
-      const ShardedExposure e = sharded_exposure(s, kind_of(kind), kind ? ep : LayerComm{},
+      const ShardedExposure e = sharded_exposure(s, apart, kind_of(kind), kind ? ep : LayerComm{},
                                                  kind_of(c & 2), kind_of(c & 1).sharded);
       exposed[kind].fwd += count[c] * e.passes.fwd;
       exposed[kind].bwd += count[c] * e.passes.bwd;
@@ -203,7 +205,7 @@ void price_sharded(const spec::Scenario& s, const LayerComm& ep, LayerKind& dens
       kind_of(kind).sharded_weight = weight[kind] / layers[kind];
     }
   } else {
-    const ShardedExposure e = sharded_exposure(s, dense, {}, dense, dense.sharded);
+    const ShardedExposure e = sharded_exposure(s, apart, dense, {}, dense, dense.sharded);
     dense.sharded_exposed = e.passes;
     dense.sharded_weight = e.weight;
   }
@@ -236,9 +238,9 @@ struct LayerCost {
 
 // Inlined: as a call that returns the struct through memory it made the estimate benchmark 3-5%
 // slower (alternating runs).
-__attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario& s, const LayerKind& dense,
-                                                            const LayerKind& moe, const LayerComm& ep,
-                                                            double moe_share) {
+__attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario& s, const LinksApart& apart,
+                                                            const LayerKind& dense, const LayerKind& moe,
+                                                            const LayerComm& ep, double moe_share) {
   const auto mix = [&](double d, double e) { return (1 - moe_share) * d + moe_share * e; };
   const PassTimes &d = dense.passes, &e = moe.passes;
   const PassPair fsdp{mix(dense.sharded_exposed.fwd, moe.sharded_exposed.fwd),
@@ -261,7 +263,7 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
       // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
       // run beside the passes' exposed TP, CP and EP communication too, and beside the CP ring
       // (PassStream), whose attention dense and MoE layers share.
-      .links = split_by_links(s, {mix(dense.tp.fwd, moe.tp.fwd), mix(dense.tp.bwd, moe.tp.bwd)},
+      .links = split_by_links(apart, {mix(dense.tp.fwd, moe.tp.fwd), mix(dense.tp.bwd, moe.tp.bwd)},
                               {mix(dense.cp.fwd, moe.cp.fwd), mix(dense.cp.bwd, moe.cp.bwd)},
                               {moe_share * ep.fwd, moe_share * ep.bwd}, dense.rings),
       .fwd_slot = fwd + mix(dense.tp.fwd, moe.tp.fwd) + mix(dense.cp.fwd, moe.cp.fwd) + moe_share * ep.fwd + fsdp.fwd +
@@ -296,9 +298,10 @@ struct Stage {
 // what it received, on its compute stream, where nothing hides it.
 class Stages {
  public:
-  Stages(const spec::Scenario& s, const LayerKind& dense, const LayerKind& moe, const LayerComm& ep,
-         const PassTimes& embed, const PassTimes& head, bool own_layers)
+  Stages(const spec::Scenario& s, const LinksApart& apart, const LayerKind& dense, const LayerKind& moe,
+         const LayerComm& ep, const PassTimes& embed, const PassTimes& head, bool own_layers)
       : s_(s),
+        apart_(apart),
         dense_(dense),
         moe_(moe),
         ep_(ep),
@@ -319,7 +322,7 @@ class Stages {
 
   // A layer of MoE layers in the share `moe_share`; the whole model's average layer.
   __attribute__((always_inline)) LayerCost layer(double moe_share) const {
-    return mixed_layer(s_, dense_, moe_, ep_, moe_share);
+    return mixed_layer(s_, apart_, dense_, moe_, ep_, moe_share);
   }
   const LayerCost& average() const { return average_; }
   bool own_layers() const { return own_layers_; }
@@ -393,6 +396,7 @@ class Stages {
 
  private:
   const spec::Scenario& s_;
+  LinksApart apart_;
   const LayerKind &dense_, &moe_;
   const LayerComm& ep_;
   const PassTimes &embed_, &head_;
@@ -535,8 +539,9 @@ Estimate estimate_with(const spec::Scenario& s) {
   const LayerComm ep = ep_comm(s);
   LayerKind dense = priced_kind(s, dense_passes, false, ep);
   LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, {}, {}, {}, {}};
-  if (st.zero_stage >= 3) price_sharded<kMoe>(s, ep, dense, moe);
-  const Stages stages(s, dense, moe, ep, embed, head, kMoe && st.pp > 1);
+  const LinksApart apart = links_apart(s);
+  if (st.zero_stage >= 3) price_sharded<kMoe>(s, apart, ep, dense, moe);
+  const Stages stages(s, apart, dense, moe, ep, embed, head, kMoe && st.pp > 1);
   const LayerCost& average = stages.average();
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.

@@ -1,6 +1,7 @@
 #include "analytic/layer_passes.h"
 
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -15,9 +16,9 @@ using workload::Op;
 
 PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
   PassTimes t;
-  const workload::Overlap overlap = workload::layer_overlap(s, shares);
+  const workload::OpPricer op_times(s, workload::layer_overlap(s, shares));
   for (const Op& op : ops) {
-    const auto [o, c, c2] = workload::op_times(op, s, overlap);
+    const auto [o, c, c2] = op_times(op);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
       t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {
@@ -151,23 +152,29 @@ LayerComm ep_comm(const spec::Scenario& s) {
   return {one, one + full_recompute_fraction(st) * one, 2, 2};
 }
 
-LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
-                         const LayerComm& ep, const CpRings& rings) {
+LinksApart links_apart(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
+  const auto apart = [&](Axis axis) {
+    return workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
+  };
+  return {apart(Axis::kTp), apart(Axis::kCp), apart(Axis::kEp)};
+}
+
+LinkSplit split_by_links(const LinksApart& apart, const LayerComm& tp, const LayerComm& cp, const LayerComm& ep,
+                         const CpRings& rings) {
   LinkSplit out;
-  for (const auto& [comm, axis] :
-       {std::pair{tp, Axis::kTp}, std::pair{cp, Axis::kCp}, std::pair{ep, Axis::kEp}}) {
-    const bool apart =
-        workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
-    if (!apart && axis == Axis::kCp && rings.fwd.seconds > 0) {
-      // The ring runs beside the attention on its own stream: the group's collectives share the
-      // links with the whole of it, not only with what it exposes alone (PassStream).
-      out.fwd_side = {rings.fwd, {}};
-      out.bwd_side = rings.bwd;
-      continue;
-    }
-    LayerComm& to = apart ? out.apart : out.shared;
+  // The ring runs beside the attention on its own stream: the group's collectives share the links
+  // with the whole of it, not only with what it exposes alone (PassStream).
+  const bool ring_beside_group = !apart.cp && rings.fwd.seconds > 0;
+  if (ring_beside_group) {
+    out.fwd_side = {rings.fwd, {}};
+    out.bwd_side = rings.bwd;
+  }
+  for (const auto& [comm, is_apart, counted] : {std::tuple{tp, apart.tp, true}, std::tuple{cp, apart.cp, !ring_beside_group},
+                                                std::tuple{ep, apart.ep, true}}) {
+    if (!counted) continue;
+    LayerComm& to = is_apart ? out.apart : out.shared;
     to.fwd += comm.fwd;
     to.bwd += comm.bwd;
   }

@@ -206,16 +206,24 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k);
 LayerComm cp_comm(const spec::Scenario& s, const CpRings& rings);
 LayerComm ep_comm(const spec::Scenario& s);
 
+// Whether the TP, CP and EP groups' collectives cross other links than the gradient group's
+// (workload::spanned_level): the scenario's, found once, as an estimate splits a layer's
+// communication by them for each stage and each ZeRO-3 neighbourhood.
+struct LinksApart {
+  bool tp = false, cp = false, ep = false;
+};
+LinksApart links_apart(const spec::Scenario& s);
+
 // A layer's exposed TP communication (`tp`), CP exchange (`cp`) and EP all-to-alls (`ep`) by the
-// links they cross: other links than the gradient group's (workload::spanned_level), or the same;
+// links they cross: other links than the gradient group's, or the same;
 // a CP ring on the same links as side transfers of each pass (`fwd_side`, `bwd_side`), in place
 // of its exposure alone.
 struct LinkSplit {
   LayerComm apart, shared;
   SideTransfers fwd_side{}, bwd_side{};
 };
-LinkSplit split_by_links(const spec::Scenario& s, const LayerComm& tp, const LayerComm& cp,
-                         const LayerComm& ep, const CpRings& rings);
+LinkSplit split_by_links(const LinksApart& apart, const LayerComm& tp, const LayerComm& cp, const LayerComm& ep,
+                         const CpRings& rings);
 
 // Seconds of a layer's forward and backward passes.
 struct PassPair {

@@ -14,10 +14,11 @@ std::vector<OperatorCost> operator_costs(const spec::Scenario& s) {
   // As the estimate averages a layer: with full recomputation of every k-th layer, 1/k re-run.
   // The embedding and the head are never recomputed.
   const double recomputed = workload::recomputed_layer_fraction(s.strategy);
+  const workload::OpPricer op_times(s, {});
   const auto add = [&](OperatorGroup group, const workload::LayerOps& ops) {
     const bool layer = group == OperatorGroup::kLayer || group == OperatorGroup::kMoeLayer;
     for (const workload::Op& op : ops) {
-      const workload::OpTime t = workload::op_times(op, s, {}).whole;
+      const workload::OpTime t = op_times(op).whole;
       const double share =
           layer ? workload::recompute_share(op, s.strategy.recompute) * recomputed : 0;
       out.push_back(

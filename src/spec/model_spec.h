@@ -78,12 +78,14 @@ struct ModelSpec {
     return is_moe() && layer >= moe.dense_layers &&
            (layer - moe.dense_layers) % moe.layer_interval == 0;
   }
-  int moe_layers() const {
+  // The MoE layers among the first `count` layers.
+  int moe_layers_before(int count) const {
+    if (!is_moe() || count <= moe.dense_layers) return 0;
     // Summed wide: an interval near 2^31 (a typing slip, refused by the limits) must not wrap.
-    return is_moe() ? static_cast<int>((static_cast<long long>(layers) - moe.dense_layers + moe.layer_interval - 1) /
-                                       moe.layer_interval)
-                    : 0;
+    return static_cast<int>((static_cast<long long>(count) - moe.dense_layers + moe.layer_interval - 1) /
+                            moe.layer_interval);
   }
+  int moe_layers() const { return moe_layers_before(layers); }
   double moe_layer_fraction() const {
     return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0;
   }

@@ -68,8 +68,12 @@ double largest_consecutive_layers(const ParamCounts& p, const spec::ModelSpec& m
   if (!m.is_moe()) return n * dense;
   const double moe = layer_params_per_gpu(p, st, true);
   const auto of = [&](int layer) { return m.is_moe_layer(layer) ? moe : dense; };
+  // Past the leading dense layers the kinds repeat every layer_interval layers, and so do the
+  // windows' sums (the same terms in the same order): each phase's first window is enough.
+  const long long last =
+      std::min<long long>(m.layers - n, static_cast<long long>(m.moe.dense_layers) + m.moe.layer_interval - 1);
   double most = 0;
-  for (int l = 0; l + n <= m.layers; ++l) {
+  for (int l = 0; l <= last; ++l) {
     double sum = 0;
     for (int k = 0; k < n; ++k) sum += of(l + k);
     most = std::max(most, sum);

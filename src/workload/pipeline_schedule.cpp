@@ -126,15 +126,11 @@ GradSyncSlots grad_sync_slots(const std::vector<Slot>& order, const spec::Strate
 }
 
 int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
-  const int chunks = pp * vp;
-  const ChunkLayout layout(model.layers, chunks);
-  int count = 0, first = 0;  // first: the first layer of chunk j
-  for (int j = 0; j < chunks; ++j) {
-    const int layers = layout.chunk(j);
-    if (j % pp == stage) {
-      for (int l = first; l < first + layers; ++l) count += model.is_moe_layer(l) ? 1 : 0;
-    }
-    first += layers;
+  const ChunkLayout layout(model.layers, pp * vp);
+  int count = 0;
+  for (int j = stage; j < pp * vp; j += pp) {
+    const int first = layout.layers_before(j);
+    count += model.moe_layers_before(first + layout.chunk(j)) - model.moe_layers_before(first);
   }
   return count;
 }

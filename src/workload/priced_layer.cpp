@@ -12,9 +12,9 @@ constexpr const char* kPassSuffix[kOpPasses] = {"fwd", "recompute", "bwd", "wgra
 
 PricedLayer price_layer(const LayerOps& ops, const spec::Scenario& s, const ShardedLayer& sharded) {
   PricedLayer p{ops, {}, {}, {}, {}, sharded};
-  const Overlap overlap = layer_overlap(s, cost::Shares::kBesideTwo);
+  const OpPricer op_times(s, layer_overlap(s, cost::Shares::kBesideTwo));
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const OpTimes t = op_times(ops[i], s, overlap);
+    const OpTimes t = op_times(ops[i]);
     p.times[i] = t.whole;
     p.beside[i] = t.beside;
     p.beside_two[i] = t.beside_two;

@@ -127,17 +127,6 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
   return per_tensor_s(kind, bytes_per_element, layer, layer.size(), s);
 }
 
-// One micro-batch's separate accumulation of a GEMM's weight gradient (Strategy::GradAccumulation):
-// it reads the new gradient, at the activations' precision, and the accumulator, at the
-// gradient-reduction precision, and writes the accumulator. Under ZeRO-3 a rank adds only its
-// shard of the gradient it has reduce-scattered; ZeRO-2 reduces once a step, after the last.
-double weight_accumulation_s(const Op& op, const spec::Scenario& s) {
-  const spec::Strategy& st = s.strategy;
-  const double shard = st.zero_stage >= 3 ? gradient_group(st).size : 1;
-  const double bytes = activation_bytes(st) + 2 * gradient_bytes(st);
-  return cost::memory_time_s(bytes * op.k * op.n * op.instances / shard, s.cluster.gpu);
-}
-
 // FSDP2 copies around its collectives even on a group of one, where the collectives move
 // nothing (the Kineto traces of data/measurements/h100-steps: fully_shard on one H100).
 bool fsdp2_copies(const spec::Scenario& s) {
@@ -219,14 +208,6 @@ struct HostTimes {
   double fwd = 0, bwd_input = 0, bwd_weight = 0;
 };
 
-// The share of a step's micro-batches after the first: each adds its gradients into the
-// accumulated ones (Strategy::GradAccumulation), a kernel per trained tensor unless the
-// weight-gradient GEMM adds them itself. None for an op that trains nothing.
-double accumulated_share(const Op& op, const spec::Strategy& st) {
-  const double micro_batches = op.weights + op.biases > 0 ? st.micro_batches() : 1;
-  return (micro_batches - 1) / micro_batches;
-}
-
 // The three results, each built once from its scalars: copying one half-written OpTime into
 // three stalled the CPU on every copy (store forwarding; perf annotate).
 OpTimes priced(const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, const cost::KernelTime& bwd_weight,
@@ -240,17 +221,54 @@ OpTimes priced(const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, c
              host.fwd, host.bwd_input, host.bwd_weight}};
 }
 
+}  // namespace
+
+OpPricer::OpPricer(const spec::Scenario& s, const Overlap& overlap)
+    : s_(s), overlap_(overlap), start_edge_sms_(overlap.beside.collective_sms) {
+  const spec::Strategy& st = s.strategy;
+  // The column-parallel backward's TP collectives run beside a block's first GEMMs
+  // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
+  if (overlap.beside.shares != cost::Shares::kWhole && tp_async_backward(st))
+    start_edge_sms_ = std::max(start_edge_sms_, tp_backward_sms(s));
+  // A strategy not yet completed (dp 0, as tests of single kernels leave it) has no step to
+  // count: its ops are priced as in a step of one micro-batch.
+  const double micro_batches = st.dp > 0 ? st.micro_batches() : 1;
+  trained_share_ = (micro_batches - 1) / micro_batches;
+  cached_weight_casts_ = st.fp8_weight_cache ? 1.0 / micro_batches : 1;
+  // One micro-batch's separate accumulation of a GEMM's weight gradient
+  // (Strategy::GradAccumulation) reads the new gradient, at the activations' precision, and the
+  // accumulator, at the gradient-reduction precision, and writes the accumulator. Under ZeRO-3 a
+  // rank adds only its shard of the gradient it has reduce-scattered; ZeRO-2 reduces once a step,
+  // after the last.
+  accumulation_bytes_ = activation_bytes(st) + 2 * gradient_bytes(st);
+  gradient_shard_ = st.zero_stage >= 3 ? gradient_group(st).size : 1;
+}
+
+OpTimes OpPricer::operator()(const Op& op) const {
+  switch (op.kind) {
+    case OpKind::kMemory: return memory(op);
+    case OpKind::kAttention: return attention(op);
+    case OpKind::kGemm: break;
+  }
+  return gemm(op);
+}
+
+// The share of a step's micro-batches after the first: each adds its gradients into the
+// accumulated ones (Strategy::GradAccumulation), a kernel per trained tensor unless the
+// weight-gradient GEMM adds them itself. None for an op that trains nothing.
+double OpPricer::accumulated_share(const Op& op) const { return op.weights + op.biases > 0 ? trained_share_ : 0; }
+
 // A bandwidth-bound chain of kernels (Op::launches forward, Op::bwd_launches backward). Beside
 // collectives it streams at the HBM bandwidth they leave (cost/compute.h).
-OpTimes memory_op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
-  const cost::Shares shares = overlap.beside.shares;
-  const spec::GpuSpec& gpu = s.cluster.gpu;
-  const HostTimes host{host_launch_s(s, op.launches), op.bwd_bytes <= 0 ? 0 : host_launch_s(s, op.bwd_launches),
-                       host_launch_s(s, (op.weights + op.biases) * accumulated_share(op, s.strategy))};
+OpTimes OpPricer::memory(const Op& op) const {
+  const cost::Shares shares = overlap_.beside.shares;
+  const spec::GpuSpec& gpu = s_.cluster.gpu;
+  const HostTimes host{host_launch_s(s_, op.launches), op.bwd_bytes <= 0 ? 0 : host_launch_s(s_, op.bwd_launches),
+                       host_launch_s(s_, (op.weights + op.biases) * accumulated_share(op))};
   const auto kernel = [&](double bytes) -> cost::KernelTime {
     const double whole = cost::memory_time_s(bytes, gpu);
     if (shares < cost::Shares::kBesideOne) return {whole, whole, whole};
-    const double beside = cost::memory_time_s(bytes, gpu, overlap.hbm_taken_Bps);
+    const double beside = cost::memory_time_s(bytes, gpu, overlap_.hbm_taken_Bps);
     return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
   };
   return priced(kernel(op.bytes), op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {},
@@ -258,61 +276,56 @@ OpTimes memory_op_times(const Op& op, const spec::Scenario& s, const Overlap& ov
 }
 
 // The fused attention kernel: one launch per pass.
-OpTimes attention_op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
-  const spec::GpuSpec& gpu = s.cluster.gpu;
-  const HostTimes host{host_launch_s(s, 1), host_launch_s(s, 1),
-                       host_launch_s(s, (op.weights + op.biases) * accumulated_share(op, s.strategy))};
-  const cost::AttentionCurve curve = cost::attention_curve(gpu, s.strategy.attention);
-  return priced(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, curve, gpu, overlap.beside),
+OpTimes OpPricer::attention(const Op& op) const {
+  const spec::GpuSpec& gpu = s_.cluster.gpu;
+  const HostTimes host{host_launch_s(s_, 1), host_launch_s(s_, 1),
+                       host_launch_s(s_, (op.weights + op.biases) * accumulated_share(op))};
+  const cost::AttentionCurve curve = cost::attention_curve(gpu, s_.strategy.attention);
+  return priced(cost::attention_time(op.flops, op.bytes, op.n, op.relative_rate, curve, gpu, overlap_.beside),
                 cost::attention_time(op.flops * op.bwd_flops, op.bytes * op.bwd_bytes, op.n, op.relative_rate,
-                                     curve, gpu, overlap.beside),
+                                     curve, gpu, overlap_.beside),
                 {}, host);
 }
 
 // A linear layer's three GEMMs with what runs around them: FP8 and autocast casts, the partial
 // sums of a split reduce-scatter, the scaling of baddbmm's input gradients, gradient accumulation
 // and the bias gradient's reduction.
-OpTimes gemm_op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
-  const cost::Shares shares = overlap.beside.shares;
-  const spec::GpuSpec& gpu = s.cluster.gpu;
+OpTimes OpPricer::gemm(const Op& op) const {
+  const spec::Strategy& st = s_.strategy;
+  const spec::GpuSpec& gpu = s_.cluster.gpu;
   // One kernel per pass and GEMM (dgrad and wgrad in backward); FP8 adds the casts of the
   // forward's two operands (the weight's on every micro-batch, or once per step where it is
   // cached: Strategy::fp8_weight_cache) and of the backward's incoming gradient.
-  const bool fp8 = fp8_gemm(op, s);
-  const double weight_casts =
-      fp8 && s.strategy.fp8_weight_cache ? 1.0 / s.strategy.micro_batches() : 1;
+  const bool fp8 = fp8_gemm(op, s_);
+  const double weight_casts = fp8 ? cached_weight_casts_ : 1;
   // FP32 weights under autocast (Strategy::autocast_fp32_weights): a linear's forward casts its
   // weight to 16 bits, its backward casts the weight's gradient back to FP32, a kernel each.
-  const double autocast_casts = s.strategy.autocast_fp32_weights && op.weights > 0 ? 1 : 0;
+  const double autocast_casts = st.autocast_fp32_weights && op.weights > 0 ? 1 : 0;
   const double fwd_kernels = (fp8 ? 1 + (1 + weight_casts) * kFp8CastKernels : 1) + autocast_casts;
   const double bwd_kernels = (fp8 ? 1 + kFp8CastKernels : 1) + autocast_casts;
   // Trained tensors: every micro-batch after the first adds its gradient (accumulated_share),
   // unless the weight-gradient GEMM adds it itself; a linear bias's gradient is a reduction over
   // the tokens, one more kernel unless the GEMM's epilogue sums it (Strategy::bias_grad_in_gemm).
-  const bool fused_weights = s.strategy.grad_accumulation == spec::GradAccumulation::kFusedIntoGemm;
-  const double share = accumulated_share(op, s.strategy);
+  const bool fused_weights = st.grad_accumulation == spec::GradAccumulation::kFusedIntoGemm;
+  const double share = accumulated_share(op);
   const double accumulations = (fused_weights ? op.biases : op.weights + op.biases) * share;
-  const double bias_reductions = !s.strategy.bias_grad_in_gemm ? op.biases : 0;
-  HostTimes host{host_launch_s(s, fwd_kernels), host_launch_s(s, bwd_kernels),
-                 host_launch_s(s, 1 + accumulations + bias_reductions)};
-  if (op.grad_scale_bytes > 0) host.bwd_input += host_launch_s(s, 2);
-  // The column-parallel backward's TP collectives run beside this op's GEMMs
-  // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
-  cost::Beside beside = overlap.beside;
-  if (op.tp_edge == BlockEdge::kStart && shares != cost::Shares::kWhole && tp_async_backward(s.strategy))
-    beside.collective_sms = std::max(beside.collective_sms, tp_backward_sms(s));
-  const double pieces = tp_overlap_pieces(op, s.strategy);
+  const double bias_reductions = !st.bias_grad_in_gemm ? op.biases : 0;
+  HostTimes host{host_launch_s(s_, fwd_kernels), host_launch_s(s_, bwd_kernels),
+                 host_launch_s(s_, 1 + accumulations + bias_reductions)};
+  if (op.grad_scale_bytes > 0) host.bwd_input += host_launch_s(s_, 2);
+  cost::Beside beside = overlap_.beside;
+  if (op.tp_edge == BlockEdge::kStart) beside.collective_sms = start_edge_sms_;
+  const double pieces = tp_overlap_pieces(op, st);
   // The column-parallel backward's collectives run beside its whole GEMMs
   // (Strategy::tp_async_backward: Transformer Engine's bulk overlaps under async TP), so only
   // the forward's is split.
-  const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, s.strategy);
+  const bool bulk_backward = pieces > 1 && !tp_overlap_splits_backward(op, st);
   const cost::LinearGemmTimes g = cost::linear_gemm_times({op.m, op.n, op.k, op.instances}, op.bytes, fp8,
                                                           gpu, beside, pieces, !bulk_backward);
   double fwd_extra = 0, bwd_extra = 0;
   if (autocast_casts > 0) {
     // Each cast reads one precision and writes the other.
-    const double cast =
-        cost::memory_time_s((kFp32Bytes + activation_bytes(s.strategy)) * op.k * op.n * op.weights, gpu);
+    const double cast = cost::memory_time_s((kFp32Bytes + activation_bytes(st)) * op.k * op.n * op.weights, gpu);
     fwd_extra += cast;
     bwd_extra += cast;
   }
@@ -324,34 +337,23 @@ OpTimes gemm_op_times(const Op& op, const spec::Scenario& s, const Overlap& over
     // The split reduce-scatter delivers each rank's rows as `pieces` partial sums, which one
     // kernel reads and adds, in the pass whose edge collective is the reduce-scatter: the
     // forward's output (n wide) or the backward's input gradient (k wide).
-    const bool forward =
-        tp_edge_collective(op.tp_edge, false, true) == CollectiveKind::kReduceScatter;
+    const bool forward = tp_edge_collective(op.tp_edge, false, true) == CollectiveKind::kReduceScatter;
     const double rows = op.m / pieces * op.instances;
-    const double sum = cost::memory_time_s(
-        (pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
+    const double sum = cost::memory_time_s((pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
     if (forward || !bulk_backward) (forward ? fwd_extra : bwd_extra) += sum;
   }
   if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
   const double accumulation =
-      fused_weights || share <= 0 ? 0 : share * weight_accumulation_s(op, s);
+      fused_weights || share <= 0
+          ? 0
+          : share * cost::memory_time_s(accumulation_bytes_ * op.k * op.n * op.instances / gradient_shard_, gpu);
   // The bias gradient's own kernel reads the output gradient once.
   const double bias_grad =
-      bias_reductions > 0
-          ? cost::memory_time_s(activation_bytes(s.strategy) * op.m * op.n * op.instances, gpu)
-          : 0;
+      bias_reductions > 0 ? cost::memory_time_s(activation_bytes(st) * op.m * op.n * op.instances, gpu) : 0;
   return priced(g.fwd, g.input_grad, g.weight_grad, host, fwd_extra, bwd_extra, accumulation + bias_grad);
 }
 
-}  // namespace
-
-OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) {
-  switch (op.kind) {
-    case OpKind::kMemory: return memory_op_times(op, s, overlap);
-    case OpKind::kAttention: return attention_op_times(op, s, overlap);
-    case OpKind::kGemm: break;
-  }
-  return gemm_op_times(op, s, overlap);
-}
+OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) { return OpPricer(s, overlap)(op); }
 
 double recompute_share(const Op& op, spec::Recompute mode) {
   switch (mode) {

@@ -56,6 +56,29 @@ Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
 /// SMs those hold where they hold more (Strategy::tp_backward_sms).
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap);
 
+/// op_times for the ops of one layer, with what they share computed once: the closed form prices
+/// some 15 ops per estimate, and the micro-batch count alone cost each an integer and a
+/// floating-point division.
+class OpPricer {
+ public:
+  OpPricer(const spec::Scenario& s, const Overlap& overlap);
+  OpTimes operator()(const Op& op) const;
+
+ private:
+  OpTimes memory(const Op& op) const;
+  OpTimes attention(const Op& op) const;
+  OpTimes gemm(const Op& op) const;
+  double accumulated_share(const Op& op) const;
+
+  const spec::Scenario& s_;
+  Overlap overlap_;
+  int start_edge_sms_;           // the SMs beside a block's first op (tp_backward_sms)
+  double trained_share_;         // the step's micro-batches after the first, as a share
+  double cached_weight_casts_;   // an FP8 weight's casts per micro-batch under fp8_weight_cache
+  double accumulation_bytes_;    // per gradient element of a separate accumulation
+  double gradient_shard_;        // the share of a gradient a rank accumulates
+};
+
 /// A linear layer whose 16-bit GEMMs run at a third of their rate (cost::odd_width).
 struct OddWidthLinear {
   const char* name = "";
