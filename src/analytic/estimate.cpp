@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analytic/dp_exposure.h"
 #include "analytic/layer_passes.h"
 #include "cost/compute.h"
 #include "workload/model_size.h"
@@ -21,72 +22,6 @@ using workload::OpKind;
 
 // A layer of no kernels: the MoE layer of a dense model.
 constexpr PassTimes kNoLayer{};
-
-// A stage's data-parallel collectives overlapped with its passes (the gradient buckets behind
-// the backward, ZeRO-1/2's parameter gathers ahead of the forward): the stage's `layers` run in
-// `vp` chunks, whose turns come a group of `group` micro-batches apart.
-struct DpWindow {
-  double layers = 0;
-  int vp = 1;
-  double group = 1;
-};
-
-// Seconds that overlapped collectives expose, and the time the kernels beside them lost.
-struct Exposure {
-  double seconds = 0, stretch = 0;
-};
-
-// `comm` seconds of reductions beside `stream` (with `streams`, started as each layer's gradient
-// is complete). They run one after another on their stream, each chunk's from the moment its
-// gradients are complete, while the kernels of the window run slowed beside them, and alone in
-// the stage's `idle` wait between two rounds; what is left when the last backward ends is
-// exposed, and so is the time the kernels lost (`stretch`); at least the `last` collective, which
-// nothing follows. The gathers are the same in reverse: each chunk's must be done before its turn.
-Exposure dp_exposure(double comm, double last, const PassStream& stream, bool streams, double idle,
-                     const DpWindow& w) {
-  const double pass = stream.alone();
-  const double per_layer = pass / std::max(1.0, w.layers);
-  const Phase beside = stream.beside_group(comm, 1);
-  const double slowdown = pass > 0 ? beside.beside / pass : 1;
-  const double drain = slowdown * beside.rate;  // communication done per second of the stream's
-  // The stream seconds from chunk c's gradients being complete to the end of the pass.
-  const double chunk_pass = pass / w.vp;
-  const auto window = [&](int c) {
-    return std::max(0.0, chunk_pass * (c * w.group + (streams ? 1 : 0)) - (streams ? per_layer : 0));
-  };
-  // Walk the window from the first chunk's turn: `wall` seconds elapsed, `backlog` seconds of
-  // communication queued and not yet done.
-  const double first = window(w.vp - 1);
-  double wall = 0, backlog = 0, left = first;
-  const auto advance = [&](double stream_s) {
-    if (backlog >= stream_s * drain) {
-      wall += stream_s * slowdown;
-      backlog -= stream_s * drain;
-    } else {
-      const double busy = backlog / drain;  // stream seconds until the queue is empty
-      wall += busy * slowdown + (stream_s - busy);
-      backlog = 0;
-    }
-  };
-  for (int c = w.vp - 1; c >= 0; --c) {
-    const double ready = window(c);
-    advance(left - ready);
-    left = ready;
-    backlog += comm / w.vp;
-    // Chunk c's round ends with its last pass, beside which its buckets start as each layer's
-    // gradient is complete; then the stage waits for the next chunk's first micro-batch, its
-    // kernels idle and its queue draining at the link's full rate.
-    if (c > 0 && idle > 0) {
-      const double round_end = chunk_pass * c * w.group;
-      advance(left - round_end);
-      left = round_end;
-      backlog = std::max(0.0, backlog - idle);
-    }
-  }
-  advance(left);
-  // The stretch is never negative: wall and first can differ by a rounding residue (-4e-17 s).
-  return {std::max(last, wall + backlog - first), std::max(0.0, wall - first)};
-}
 
 // A kind of layer (dense or MoE) as priced for one micro-batch: its kernels, its exposed TP and
 // CP communication and host time, ZeRO-3's collectives of one such layer, and what those expose
@@ -166,8 +101,15 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apar
                             mine.copy_out);
   }
   const double head = forward_head_start(before_kind.passes.fwd, before.copy_out, mine.gather);
-  return {{sharded_forward_s(fwd, after.gather, mine.copy_out, head) - fwd.alone(), exposed_bwd},
-          weight};
+  const double exposed_fwd = sharded_forward_s(fwd, after.gather, mine.copy_out, head) - fwd.alone();
+  // FSDP's root pre-forward makes the gathers wait for the compute stream as each chunk's forward
+  // starts, after its input (workload/build.cpp, anchor_gathers_at_forward_start): the chunk's
+  // first gather runs alone and the layer before it in turn without it, so each forward of each
+  // of the pp vp chunks adds the gather less what running beside it had cost that layer, spread
+  // over the layers. A backward's first gather is prefetched as any other.
+  const double chunk_start = std::max(0.0, mine.gather - (exposed_fwd - mine.copy_out));
+  const double chunks_per_layer = static_cast<double>(st.pp * st.vp) / s.model.layers;
+  return {{exposed_fwd + chunks_per_layer * chunk_start, exposed_bwd}, weight};
 }
 
 // Each kind's ZeRO-3 exposure per layer, over the kinds of its neighbours in the model (a dense
@@ -576,13 +518,15 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double bwd_slowdown = layer.bwd > 0 ? layer.bwd_beside / layer.bwd : 1;
 
   // Every hop of the fill and drain carries one transfer each way. Under ZeRO-3 the stage a
-  // transfer leaves starts gathering the first layers it runs next (below, in the pipeline's
-  // waits); where the transfers cross the gradient group's links, the two share them.
+  // gradient leaves starts gathering the first layers it runs next (below, in the pipeline's
+  // waits); where the transfers cross the gradient group's links, the two share them. An
+  // activation's receiver gathers its chunk's first layer only once it has arrived (FSDP's root
+  // pre-forward: sharded_exposure), after the hop, not beside it.
   const bool zero3_prefetch = st.prefetches_zero3_gathers();
   const double hop_shared = zero3_prefetch && workload::crosses_gradient_links(st, s.cluster, Axis::kPp)
                                 ? std::min(stages.transfer(), std::min(2.0, layers) * layer.gather)
                                 : 0;
-  const double p2p_blocking = 2.0 * st.vp * (stages.transfer() + hop_shared + stages.received_gather());
+  const double p2p_blocking = st.vp * (2.0 * (stages.transfer() + stages.received_gather()) + hop_shared);
   const double p2p = stages.p2p(2.0 * st.vp, kernels_fwd);
   const double steady_p2p = stages.p2p(stages.exchanges_of(slowest_index), kernels_fwd);
   const double per_micro_batch = stages.seconds(slowest) + steady_p2p;

@@ -324,10 +324,12 @@ class StepBuilder {
         sharded_blocking(sharded.gather, "fsdp.all_gather", layer, mb);
       } else {
         // Prefetched one layer ahead: the gather may start once the layer before the previous one
-        // has finished (FSDP2: see prefetch_anchor_ below).
+        // has finished (FSDP2: see prefetch_anchors_ below; a chunk's first forward gather:
+        // anchor_gathers_at_forward_start).
         const TaskId gather = add(TaskKind::kCollective, kPrefetchStream, Category::kShardedData,
                                   sharded.gather, "fsdp.all_gather", layer, mb);
-        if (prefetch_anchor_ != kNone) g_.add_edge(prefetch_anchor_, gather);
+        for (TaskId anchor : prefetch_anchors_)
+          if (anchor != kNone) g_.add_edge(anchor, gather);
         pending_.push_back(gather);
       }
     }
@@ -348,12 +350,8 @@ class StepBuilder {
     // its own, before it prefetches the next layer; in forward the wait is deferred to the next
     // layer's (AllGatherState, "to allow for overlap of this copy-out with next all-gather"), so
     // the gather after next waits for this layer's copy out.
-    if (copy_out == kNone) {
-      prefetch_anchor_ = before;
-    } else {
-      prefetch_anchor_ = mode == OpPass::kForward ? last_copy_out_ : copy_out;
-      last_copy_out_ = copy_out;
-    }
+    prefetch_anchors_.assign(1, copy_out == kNone ? before : mode == OpPass::kForward ? last_copy_out_ : copy_out);
+    if (copy_out != kNone) last_copy_out_ = copy_out;
     const bool weights_done = mode == OpPass::kWeightGradient || (mode == OpPass::kBackward && !zero_bubble());
     if (sharded_passes_ && weights_done) {
       if (blocking) {
@@ -369,6 +367,18 @@ class StepBuilder {
         last_scatter_ = side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       }
     }
+  }
+
+  // FSDP's root pre-forward makes the all-gather streams wait for the compute stream at each
+  // forward of the root (FSDP2's FSDPState._root_pre_forward: all_gather_stream.wait_stream(
+  // current_stream); FSDP1's _runtime_utils._root_pre_forward: _wait_for_computation_stream), and
+  // torchtitan makes each pipeline chunk a root: a chunk's first gather starts once the compute
+  // stream reaches its forward, after the pass before and the chunk's input (pipelining's
+  // _wait_batch_p2p, work.wait(), precedes forward_one_chunk). FSDPState._pre_backward has no such
+  // wait, so a backward's first gather is prefetched across the chunks as any other.
+  void anchor_gathers_at_forward_start() {
+    prefetch_anchors_.assign(pending_.begin(), pending_.end());
+    if (last_ != kNone) prefetch_anchors_.push_back(last_);
   }
 
   // A ZeRO-3 collective the host waits for before it launches anything more
@@ -512,6 +522,7 @@ class StepBuilder {
     // Posted just now, or with deferred sends by the step's exchange.
     const TaskId input = model_chunk > 0 ? recvs_[transfer_index(false, model_chunk, mb)] : kNone;
     if (st_.host_syncs_each_forward) synchronise_device(input);
+    anchor_gathers_at_forward_start();
     if (model_chunk == 0) {
       root_gather(mb);
       edge_ops(embedding_, OpPass::kForward, mb);
@@ -620,7 +631,8 @@ class StepBuilder {
 
   void build_stage(int stage) {
     stage_ = stage;
-    last_ = prefetch_anchor_ = last_send_ = last_copy_out_ = kNone;
+    last_ = last_send_ = last_copy_out_ = kNone;
+    prefetch_anchors_.clear();
     deferred_ = {};
     host_waits_.clear();
     pending_.clear();
@@ -750,7 +762,7 @@ class StepBuilder {
   graph::ExecGraph g_;
   int stage_ = 0;
   TaskId last_ = kNone;             // the last task on the compute stream
-  TaskId prefetch_anchor_ = kNone;  // ZeRO-3 gathers of the next layer wait for this task
+  std::vector<TaskId> prefetch_anchors_;  // ZeRO-3 gathers of the next layer wait for these
   std::vector<TaskId> host_waits_;  // the next launch waits for these (host synchronisation)
   TaskId last_send_ = kNone;        // the latest pipeline send, for the next synchronisation
   struct DeferredSend {

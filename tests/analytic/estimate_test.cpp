@@ -192,7 +192,10 @@ double prefetched_zero3_fsdp_s(const spec::Scenario& s) {
   const double done = both / bwd_two + one / bwd_one;
   EXPECT_LT(done, 1);
   const double backward = both + one + bwd * (1 - done) - bwd;
-  return s.model.layers * (forward + backward);
+  // The forward's first gather waits for the forward to start (FSDP's root pre-forward), so it
+  // runs alone, and the layer before it in turn without it.
+  const double first_gather = gather - forward;
+  return s.model.layers * (forward + backward) + first_gather;
 }
 
 TEST(Estimate, PrefetchedZero3GathersHideButSlowTheKernelsBesideThemOnTheSmsTheyLeave) {
@@ -212,6 +215,26 @@ TEST(Estimate, PrefetchedZero3GathersHideButSlowTheKernelsBesideThemOnTheSmsThey
   EXPECT_GT(hbm_only, 0);
   EXPECT_LT(hbm_only, with_sms);
   EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s, hbm_only + root, 1e-12);
+}
+
+TEST(Estimate, EachForwardGathersItsFirstLayerOnlyOnceItStarts) {
+  // FSDP's root pre-forward makes the gathers wait for the compute stream as each forward starts:
+  // per micro-batch the first layer's gather is exposed, whatever the layer count. Twice the
+  // layers double the layers' exposure but not that gather's (nor the root unit's).
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 16, 4096);
+  s.strategy.zero_stage = 3;
+  s = spec::complete_and_validate(s);
+  spec::Scenario twice = s;
+  twice.model.layers *= 2;
+  twice = spec::complete_and_validate(twice);
+  const double m = s.strategy.micro_batches();
+  ASSERT_EQ(m, 2);
+  const double per_forward = (2 * estimate(s).breakdown.fsdp_comm_s - estimate(twice).breakdown.fsdp_comm_s) / m -
+                             workload::fsdp_root_unit(s).per_micro_batch();
+  const double gather = workload::fsdp_gather_s(s, false);
+  // The gather, less what running beside it slows the layer before it (a few percent here).
+  EXPECT_GT(per_forward, 0.8 * gather);
+  EXPECT_LE(per_forward, gather * (1 + 1e-9));
 }
 
 TEST(Estimate, Fsdp2sCopyOutOfEachGatherRunsOnTheComputeStream) {
