@@ -11,10 +11,12 @@ namespace {
 analytic::Estimate metrics(const spec::Scenario& s, const graph::ExecGraph& g, const sim::Timeline& t) {
   analytic::Estimate e;
   e.step_time_s = t.makespan_ns * 1e-9;
-  analytic::set_rates(s, e);
+  const workload::ParamCounts params = workload::param_counts(s.model);
+  analytic::set_rates(s, params, e);
   e.breakdown = breakdown(g, t);
   const std::vector<double> peaks = peak_memory(g, t);
-  e.memory = workload::memory_per_gpu(s, peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end()));
+  e.memory =
+      workload::memory_per_gpu(s, params, peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end()));
   return e;
 }
 

@@ -636,8 +636,10 @@ Estimate estimate_with(const spec::Scenario& s) {
   // after its last backward: stage k's ends k backwards and hops before the first's, which ends
   // the drain. The step ends by the longest of those tails (`lead`: how early stage k's starts);
   // the walk stops once no stage could end later, not even one of the most layers and both edges.
+  const cost::GroupLinks gradient_links = workload::links_of(workload::gradient_group(st), s);
   const auto dp_tail_s = [&](double p) {
-    return st.overlap_dp_comm ? 0 : workload::dp_reduce_s(s, p) + workload::dp_gather_s(s, p);
+    return st.overlap_dp_comm ? 0
+                              : workload::dp_reduce_s(s, gradient_links, p) + workload::dp_gather_s(s, gradient_links, p);
   };
   const double most_layers = st.vp * std::ceil(static_cast<double>(m.layers) / (st.pp * st.vp));
   const double most_params = most_layers * workload::layer_params_per_gpu(params, m, st) +
@@ -686,15 +688,17 @@ Estimate estimate_with(const spec::Scenario& s) {
   struct DpCollectives {
     double seconds = 0, last = 0;
   };
-  const auto collectives = [&](double (*collective_s)(const spec::Scenario&, double), bool edges) {
-    if (!st.overlap_dp_comm) return DpCollectives{collective_s(s, stage_params), 0};
-    const double layer_s = collective_s(s, workload::layer_params_per_gpu(params, m, st));
+  const auto collectives = [&](double (*dp_collective_s)(const spec::Scenario&, const cost::GroupLinks&, double),
+                               bool edges) {
+    const auto collective_s = [&](double p) { return dp_collective_s(s, gradient_links, p); };
+    if (!st.overlap_dp_comm) return DpCollectives{collective_s(stage_params), 0};
+    const double layer_s = collective_s(workload::layer_params_per_gpu(params, m, st));
     DpCollectives c{layers * layer_s, layer_s};
     if (edges && slowest_index == 0) {
-      c.last = collective_s(s, workload::embedding_params_per_gpu(params, st));
+      c.last = collective_s(workload::embedding_params_per_gpu(params, st));
       c.seconds += c.last;
     }
-    if (edges && slowest_index == st.pp - 1) c.seconds += collective_s(s, workload::head_params_per_gpu(params, m, st));
+    if (edges && slowest_index == st.pp - 1) c.seconds += collective_s(workload::head_params_per_gpu(params, m, st));
     return c;
   };
   // The wait between rounds falls in the forward and in the backward by their kernel times.
@@ -731,8 +735,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   b.optimizer_s = optimizer;
   out.step_time_s = pipeline + dp + tied + optimizer;
 
-  set_rates(s, out);
-  out.memory = workload::memory_per_gpu(s);
+  set_rates(s, params, out);
+  out.memory = workload::memory_per_gpu(s, params, workload::in_flight_activation_bytes(s));
   return out;
 }
 

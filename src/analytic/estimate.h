@@ -50,8 +50,9 @@ Estimate estimate(const spec::Scenario& s);
 
 /// Fills tokens_per_s, tflops_per_gpu, mfu, hfu and megatron_tflops_per_gpu from
 /// out.step_time_s under the conventions above; every engine reports its metrics through it.
+/// `params` is workload::param_counts(s.model), which the engines have at hand.
 /// REQUIRES: out.step_time_s > 0.
-void set_rates(const spec::Scenario& s, Estimate& out);
+void set_rates(const spec::Scenario& s, const workload::ParamCounts& params, Estimate& out);
 
 /// Throws Error (invalid input) when e's step time is not a finite number or longer than 10^9 s
 /// (31.7 years, the simulator's bound): an input far out of range (a launch of 1e300 us, a link of

@@ -84,10 +84,12 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   const bool sp = st.sequence_parallel;
   const auto edges_end = k.tp_edges.begin() + k.tp_edge_count;
   const bool fp8_edges = std::any_of(k.tp_edges.begin(), edges_end, [](const PassTimes::Edge& e) { return e.fp8; });
-  const double gather = sp ? workload::tp_collective_s(s, CollectiveKind::kAllGather, false) : 0;
-  const double gather_fp8 = sp && fp8_edges ? workload::tp_collective_s(s, CollectiveKind::kAllGather, true) : 0;
-  const double scatter = sp ? workload::tp_collective_s(s, CollectiveKind::kReduceScatter, false) : 0;
-  const double all_reduce = sp ? 0 : workload::tp_collective_s(s, CollectiveKind::kAllReduce, false);
+  const cost::GroupLinks links = workload::links_of(workload::group_of(st, Axis::kTp), s);
+  const auto collective_s = [&](CollectiveKind kind, bool fp8) { return workload::tp_collective_s(s, links, kind, fp8); };
+  const double gather = sp ? collective_s(CollectiveKind::kAllGather, false) : 0;
+  const double gather_fp8 = sp && fp8_edges ? collective_s(CollectiveKind::kAllGather, true) : 0;
+  const double scatter = sp ? collective_s(CollectiveKind::kReduceScatter, false) : 0;
+  const double all_reduce = sp ? 0 : collective_s(CollectiveKind::kAllReduce, false);
   const auto seconds = [&](const PassTimes::Edge& e, bool backward) {
     const auto kind = workload::tp_edge_collective(e.edge, backward, sp);
     if (!kind) return 0.0;

@@ -27,12 +27,12 @@ void require_finite(const Estimate& e) {
               "check the times, bandwidths and rates of the model, GPU and cluster files and --host-dispatch");
 }
 
-void set_rates(const spec::Scenario& s, Estimate& out) {
+void set_rates(const spec::Scenario& s, const workload::ParamCounts& params, Estimate& out) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
   const double tokens = static_cast<double>(st.global_batch) * st.seq_len;
   out.tokens_per_s = tokens / out.step_time_s;
-  const double model_flops = workload::model_flops_per_token(m, st.seq_len) * tokens;
+  const double model_flops = workload::model_flops_per_token(params, m, st.seq_len) * tokens;
   // Recomputation re-runs the forward: a third of the layers' model FLOPs (full) or of the
   // attention term (selective).
   const double attention_flops = workload::attention_flops_per_token(m, st.seq_len) * tokens;

@@ -52,47 +52,7 @@ int members_per_domain(const spec::TopologyLevel& level, GroupLayout g) {
   return std::clamp(level.domain_gpus / g.stride, 1, g.size);
 }
 
-// What a group sees of the topology, found in one pass over the levels.
-struct Span {
-  int per_node = 1;            // members per level-0 domain (NICs driven in parallel)
-  double nvlink_Bps = 0;       // achieved level-0 bandwidth per member (0: no level-0 hop)
-  double network_Bps = 0;      // slowest achieved bandwidth of levels >= 1 (0: none crossed)
-  double latency_s = 0;        // slowest hop latency of the levels crossed
-  double local_Bps = 0;        // rate of the SMs' local pass, tied to the NVLink channel count
-  double outer_latency_s = 0;  // latency of the slowest level >= 1 crossed (tree's inter-node hop)
-};
-
-Span span_of(GroupLayout g, const spec::ClusterSpec& c, bool per_gpu_nic) {
-  STEPCAST_ASSERT(!c.levels.empty(), "a validated ClusterSpec has at least one level");
-  const spec::TopologyLevel& scale_up = c.levels[0];
-  STEPCAST_ASSERT(scale_up.bandwidth_per_gpu_Bps > 0, "a validated level has a bandwidth");
-  Span s;
-  s.per_node = members_per_domain(scale_up, g);
-  s.local_Bps = kNvlinkEfficiency * scale_up.bandwidth_per_gpu_Bps;
-  if (s.per_node > 1) {
-    s.nvlink_Bps = s.local_Bps / std::max(1.0, scale_up.oversubscription);
-    s.latency_s = scale_up.latency_s;
-  }
-  // NCCL runs one channel per NIC: k members per node drive k NICs at once. Each ring channel
-  // leaves a level-(l-1) domain once, so a ring is held to the smaller of its k rails and the
-  // domain's oversubscribed share for its m_(l-1) members there (for l = 1 both give
-  // k B_1 / o_1). All-to-all and send-recv instead send every member's traffic on its own NIC,
-  // all members at once: B_l / o_l each.
-  const double rails = per_gpu_nic ? 1.0 : s.per_node;
-  int inner = s.per_node;
-  for (std::size_t l = 1; l < c.levels.size() && inner < g.size; ++l) {
-    const spec::TopologyLevel& level = c.levels[l];
-    STEPCAST_ASSERT(level.bandwidth_per_gpu_Bps > 0, "a validated level has a bandwidth");
-    const double share = (per_gpu_nic ? 1.0 : inner) * level.bandwidth_per_gpu_Bps /
-                         std::max(1.0, level.oversubscription);
-    const double bw = kNicEfficiency * std::min(rails * level.bandwidth_per_gpu_Bps, share);
-    s.network_Bps = s.network_Bps > 0 ? std::min(s.network_Bps, bw) : bw;
-    s.latency_s = std::max(s.latency_s, level.latency_s);
-    s.outer_latency_s = std::max(s.outer_latency_s, level.latency_s);
-    inner = members_per_domain(level, g);
-  }
-  return s;
-}
+using Span = GroupLinks::Span;
 
 double bottleneck_Bps(const Span& s) {
   if (s.nvlink_Bps > 0 && s.network_Bps > 0) return std::min(s.nvlink_Bps, s.network_Bps);
@@ -115,10 +75,53 @@ double fill_s(const Span& s, double chunk) {
 
 const CollectiveCalibration& collective_calibration() { return kCalibration; }
 
+GroupLinks::GroupLinks(GroupLayout g, const spec::ClusterSpec& c) : group_(g), cluster_(c) {
+  STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");
+  STEPCAST_ASSERT(!c.levels.empty(), "a validated ClusterSpec has at least one level");
+  const spec::TopologyLevel& scale_up = c.levels[0];
+  STEPCAST_ASSERT(scale_up.bandwidth_per_gpu_Bps > 0, "a validated level has a bandwidth");
+  Span& s = ring_;
+  s.per_node = members_per_domain(scale_up, g);
+  s.local_Bps = kNvlinkEfficiency * scale_up.bandwidth_per_gpu_Bps;
+  if (s.per_node > 1) {
+    s.nvlink_Bps = s.local_Bps / std::max(1.0, scale_up.oversubscription);
+    s.latency_s = scale_up.latency_s;
+  }
+  // NCCL runs one channel per NIC: k members per node drive k NICs at once. Each ring channel
+  // leaves a level-(l-1) domain once, so a ring is held to the smaller of its k rails and the
+  // domain's oversubscribed share for its m_(l-1) members there (for l = 1 both give
+  // k B_1 / o_1).
+  const double rails = s.per_node;
+  int inner = s.per_node;
+  for (std::size_t l = 1; l < c.levels.size() && inner < g.size; ++l) {
+    const spec::TopologyLevel& level = c.levels[l];
+    STEPCAST_ASSERT(level.bandwidth_per_gpu_Bps > 0, "a validated level has a bandwidth");
+    const double share = inner * level.bandwidth_per_gpu_Bps / std::max(1.0, level.oversubscription);
+    const double bw = kNicEfficiency * std::min(rails * level.bandwidth_per_gpu_Bps, share);
+    s.network_Bps = s.network_Bps > 0 ? std::min(s.network_Bps, bw) : bw;
+    s.latency_s = std::max(s.latency_s, level.latency_s);
+    s.outer_latency_s = std::max(s.outer_latency_s, level.latency_s);
+    inner = members_per_domain(level, g);
+    last_level_ = l;
+  }
+}
+
+// All-to-all and send-recv send every member's traffic on its own NIC, all members at once:
+// B_l / o_l each, on the levels the ring crosses.
+double GroupLinks::per_gpu_nic_network_Bps() const {
+  double network_Bps = 0;
+  for (std::size_t l = 1; l <= last_level_; ++l) {
+    const spec::TopologyLevel& level = cluster_.levels[l];
+    const double bw = kNicEfficiency * (level.bandwidth_per_gpu_Bps / std::max(1.0, level.oversubscription));
+    network_Bps = network_Bps > 0 ? std::min(network_Bps, bw) : bw;
+  }
+  return network_Bps;
+}
+
 double bus_bandwidth_Bps(GroupLayout g, const spec::ClusterSpec& c) {
   STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");
   if (g.size <= 1) return 0;
-  return bottleneck_Bps(span_of(g, c, false));
+  return bottleneck_Bps(GroupLinks(g, c).ring());
 }
 
 double collective_hbm_Bps(GroupLayout g, const spec::ClusterSpec& c) { return 2 * bus_bandwidth_Bps(g, c); }
@@ -143,11 +146,17 @@ int collective_sms(GroupLayout g, const spec::ClusterSpec& c) {
 
 double collective_time_s(CollectiveKind kind, double bytes, GroupLayout g,
                          const spec::ClusterSpec& c) {
-  STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");
+  return GroupLinks(g, c).collective_time_s(kind, bytes);
+}
+
+double GroupLinks::collective_time_s(CollectiveKind kind, double bytes) const {
+  const GroupLayout g = group_;
+  const spec::ClusterSpec& c = cluster_;
   if (g.size <= 1 || bytes <= 0) return 0;
   const double n = g.size;
   const bool per_gpu_nic = kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv;
-  const Span s = span_of(g, c, per_gpu_nic);
+  Span s = ring_;
+  if (per_gpu_nic) s.network_Bps = per_gpu_nic_network_Bps();
   const double step = kStepS + s.latency_s;
   switch (kind) {
     case CollectiveKind::kAllReduce: {

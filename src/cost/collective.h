@@ -22,6 +22,8 @@
 // Units: bytes, seconds; bandwidths in the ClusterSpec are bytes/s per GPU per direction.
 #pragma once
 
+#include <cstddef>
+
 #include "spec/cluster_spec.h"
 
 namespace stepcast::cost {
@@ -44,6 +46,42 @@ struct GroupLayout {
 /// Never allocates; O(cluster.levels.size()); thread-safe (pure function).
 double collective_time_s(CollectiveKind kind, double bytes, GroupLayout group,
                          const spec::ClusterSpec& cluster);
+
+/// What a group's collectives see of the topology (members per domain, the bandwidths and
+/// latencies of the levels they cross), found once for any number of collectives on the group:
+/// the closed form prices several on each of its TP and data-parallel groups per estimate.
+///
+///   const cost::GroupLinks dp(cost::GroupLayout{.size = 64, .stride = 8}, cluster);
+///   double t = dp.collective_time_s(cost::CollectiveKind::kReduceScatter, 512e6);
+///
+/// Same REQUIRES as collective_time_s; refers to `cluster`, which must outlive it.
+class GroupLinks {
+ public:
+  GroupLinks(GroupLayout group, const spec::ClusterSpec& cluster);
+  /// collective_time_s over this group.
+  double collective_time_s(CollectiveKind kind, double bytes) const;
+
+  // The topology as a ring sees it. All-to-all and send-recv instead send each member's
+  // traffic on its own NIC (per_gpu_nic): only their network bandwidth differs.
+  struct Span {
+    int per_node = 1;            // members per level-0 domain (NICs driven in parallel)
+    double nvlink_Bps = 0;       // achieved level-0 bandwidth per member (0: no level-0 hop)
+    double network_Bps = 0;      // slowest achieved bandwidth of levels >= 1 (0: none crossed)
+    double latency_s = 0;        // slowest hop latency of the levels crossed
+    double local_Bps = 0;        // rate of the SMs' local pass, tied to the NVLink channel count
+    double outer_latency_s = 0;  // latency of the slowest level >= 1 crossed (tree's inter-node hop)
+  };
+  const Span& ring() const { return ring_; }
+
+ private:
+  // Span::network_Bps with every member on its own NIC, found only for the kinds that need it.
+  double per_gpu_nic_network_Bps() const;
+
+  GroupLayout group_;
+  const spec::ClusterSpec& cluster_;
+  Span ring_;
+  std::size_t last_level_ = 0;  // the last level >= 1 the group crosses (0: none)
+};
 
 /// Bus bandwidth (bytes/s) the ring's slowest level achieves over `group`: the nccl-tests "busbw"
 /// at large sizes, before the local pass and latency. 0 for a group of one. Same REQUIRES.

@@ -167,15 +167,18 @@ double stored_layer_activation_bytes(const spec::Scenario& s) {
          (1 - recomputed) * layer_activation_bytes(s, Recompute::kNone);
 }
 
-MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
+double in_flight_activation_bytes(const spec::Scenario& s) {
   const double per_layer = stored_layer_activation_bytes(s);
-  return memory_per_gpu(s, per_layer * (static_cast<double>(s.model.layers) / s.strategy.pp) * in_flight_micro_batches(s));
+  return per_layer * (static_cast<double>(s.model.layers) / s.strategy.pp) * in_flight_micro_batches(s);
 }
 
-MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activations_bytes) {
+MemoryBreakdown memory_per_gpu(const spec::Scenario& s) {
+  return memory_per_gpu(s, param_counts(s.model), in_flight_activation_bytes(s));
+}
+
+MemoryBreakdown memory_per_gpu(const spec::Scenario& s, const ParamCounts& p, double stored_activations_bytes) {
   const spec::ModelSpec& m = s.model;
   const spec::Strategy& st = s.strategy;
-  const ParamCounts p = param_counts(m);
   MemoryBreakdown mem;
 
   const double params = stage_params_per_gpu(p, m, st);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "spec/scenario.h"
+#include "workload/model_size.h"
 
 namespace stepcast::workload {
 
@@ -25,9 +26,14 @@ struct MemoryBreakdown {
 
 /// Memory of the worst-loaded GPU. REQUIRES: s passed spec::complete_and_validate.
 MemoryBreakdown memory_per_gpu(const spec::Scenario& s);
-/// The same with the stored activations of the in-flight micro-batches given, e.g. the peak a
-/// simulated schedule reached (the full-recompute transient is still added).
-MemoryBreakdown memory_per_gpu(const spec::Scenario& s, double stored_activations_bytes);
+/// The same with the model's parameters `p` (param_counts(s.model)) and the stored activations
+/// of the in-flight micro-batches given: in_flight_activation_bytes(s), or the peak a simulated
+/// schedule reached (the full-recompute transient is still added).
+MemoryBreakdown memory_per_gpu(const spec::Scenario& s, const ParamCounts& p, double stored_activations_bytes);
+
+/// The activations the worst-loaded GPU stores for its in-flight micro-batches at its peak, as
+/// the schedule keeps them.
+double in_flight_activation_bytes(const spec::Scenario& s);
 
 /// Activation bytes one layer stores for one micro-batch on one GPU under recompute `mode`
 /// (op: counted as none, an upper bound: torchtitan's policy also drops elementwise outputs).

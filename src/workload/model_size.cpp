@@ -114,8 +114,8 @@ double attention_flops_per_token(const spec::ModelSpec& m, int seq_len) {
   return 6.0 * m.heads * (1.0 * m.effective_head_dim() + m.value_head_dim()) * keys;
 }
 
-double model_flops_per_token(const spec::ModelSpec& m, int seq_len) {
-  return 6 * param_counts(m).active + attention_flops_per_token(m, seq_len);
+double model_flops_per_token(const ParamCounts& p, const spec::ModelSpec& m, int seq_len) {
+  return 6 * p.active + attention_flops_per_token(m, seq_len);
 }
 
 double megatron_eq3_flops(const spec::ModelSpec& m, int global_batch, int seq_len) {

@@ -66,8 +66,9 @@ double fsdp_root_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, 
 /// 0 when the embeddings are untied or the whole model is one stage.
 double tied_embedding_copy_params(const spec::ModelSpec& m, const spec::Strategy& st);
 
-/// Model FLOPs per token under the MFU convention above, for sequences of seq_len tokens.
-double model_flops_per_token(const spec::ModelSpec& m, int seq_len);
+/// Model FLOPs per token under the MFU convention above, for sequences of seq_len tokens; `p`
+/// is param_counts(m).
+double model_flops_per_token(const ParamCounts& p, const spec::ModelSpec& m, int seq_len);
 
 /// The attention term of model_flops_per_token: QK^T and PV, forward and backward.
 double attention_flops_per_token(const spec::ModelSpec& m, int seq_len);

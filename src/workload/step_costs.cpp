@@ -386,7 +386,15 @@ double collective_s(CollectiveKind kind, double bytes, GroupShape group, const s
   return cost::collective_time_s(kind, bytes, cost::GroupLayout{group.size, group.stride}, s.cluster);
 }
 
+cost::GroupLinks links_of(GroupShape group, const spec::Scenario& s) {
+  return {cost::GroupLayout{group.size, group.stride}, s.cluster};
+}
+
 double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_edge) {
+  return tp_collective_s(s, links_of(group_of(s.strategy, Axis::kTp), s), kind, fp8_edge);
+}
+
+double tp_collective_s(const spec::Scenario& s, const cost::GroupLinks& tp, CollectiveKind kind, bool fp8_edge) {
   // FP8 linears cast their operand before the sequence-parallel gather, so the gather moves one
   // byte per element: the input of a column-parallel GEMM in forward, the output gradient of a
   // row-parallel one in backward (torchao's Float8ColwiseParallel, Float8RowwiseParallel and
@@ -395,7 +403,7 @@ double tp_collective_s(const spec::Scenario& s, CollectiveKind kind, bool fp8_ed
   // carry the GEMMs' outputs, which are not FP8.
   const double element = kind == CollectiveKind::kAllGather && fp8_edge ? kFp8Bytes : activation_bytes(s.strategy);
   const double bytes = local_tokens(s) * s.model.hidden * element;
-  return collective_s(kind, bytes, group_of(s.strategy, Axis::kTp), s);
+  return tp.collective_time_s(kind, bytes);
 }
 
 bool tp_async_backward(const spec::Strategy& st) {
@@ -494,16 +502,24 @@ ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer) {
 }
 
 double dp_reduce_s(const spec::Scenario& s, double params) {
-  const spec::Strategy& st = s.strategy;
-  if (st.zero_stage >= 3) return 0;  // scattered layer by layer (fsdp_scatter_s)
-  const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-  return collective_s(kind, gradient_bytes(st) * params, gradient_group(st), s);
+  return dp_reduce_s(s, links_of(gradient_group(s.strategy), s), params);
 }
 
 double dp_gather_s(const spec::Scenario& s, double params) {
+  return dp_gather_s(s, links_of(gradient_group(s.strategy), s), params);
+}
+
+double dp_reduce_s(const spec::Scenario& s, const cost::GroupLinks& gradient, double params) {
+  const spec::Strategy& st = s.strategy;
+  if (st.zero_stage >= 3) return 0;  // scattered layer by layer (fsdp_scatter_s)
+  const CollectiveKind kind = st.zero_stage == 2 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  return gradient.collective_time_s(kind, gradient_bytes(st) * params);
+}
+
+double dp_gather_s(const spec::Scenario& s, const cost::GroupLinks& gradient, double params) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage < 1 || st.zero_stage >= 3) return 0;
-  return collective_s(CollectiveKind::kAllGather, weight_bytes(st) * params, gradient_group(st), s);
+  return gradient.collective_time_s(CollectiveKind::kAllGather, weight_bytes(st) * params);
 }
 
 double tied_embedding_sync_s(const spec::Scenario& s) {

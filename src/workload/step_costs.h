@@ -112,6 +112,9 @@ double attention_recomputed_fraction(const spec::Strategy& st);
 
 /// One collective over `group`, 0 for a group of one or no bytes.
 double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s);
+/// The links `group`'s collectives cross, found once for several collectives on it
+/// (cost::GroupLinks::collective_time_s: collective_s on the group).
+cost::GroupLinks links_of(GroupShape group, const spec::Scenario& s);
 
 /// Whether the strategy runs this op as an FP8 GEMM (its casts priced with it).
 bool fp8_gemm(const Op& op, const spec::Scenario& s);
@@ -119,6 +122,9 @@ bool fp8_gemm(const Op& op, const spec::Scenario& s);
 /// all-gather / reduce-scatter). A layer pass has two blocks, attention and MLP. `fp8_edge`: the
 /// GEMM at the block edge runs in FP8, so an all-gather there moves its FP8 operand.
 double tp_collective_s(const spec::Scenario& s, cost::CollectiveKind kind, bool fp8_edge);
+/// The same over the TP group's links `tp` (links_of(group_of(st, Axis::kTp), s)), found once for
+/// a layer's several.
+double tp_collective_s(const spec::Scenario& s, const cost::GroupLinks& tp, cost::CollectiveKind kind, bool fp8_edge);
 /// The TP collective at an op's block edge in one pass, if any. Forward: with sequence
 /// parallelism an all-gather before a block's start and a reduce-scatter after its end, else an
 /// all-reduce after its end; backward mirrors it (without SP, the all-reduce of the start's input
@@ -209,6 +215,10 @@ RootUnit fsdp_root_unit(const spec::Scenario& s);
 /// ZeRO-2) and the ZeRO-1/2 gather of the updated parameters; 0 where the strategy has none.
 double dp_reduce_s(const spec::Scenario& s, double params);
 double dp_gather_s(const spec::Scenario& s, double params);
+/// The same over the gradient group's links `gradient` (links_of(gradient_group(st), s)), found
+/// once for the several the closed form prices.
+double dp_reduce_s(const spec::Scenario& s, const cost::GroupLinks& gradient, double params);
+double dp_gather_s(const spec::Scenario& s, const cost::GroupLinks& gradient, double params);
 /// The all-reduce of the last stage's tied embedding copy's gradient with the first stage's, over
 /// the two stages' ranks, after the data-parallel reduction and before the optimizer, so exposed
 /// on both (Megatron-LM's embedding group, `finalize_model_grads` in Megatron-Core; DeepSpeed's

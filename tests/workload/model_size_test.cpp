@@ -122,7 +122,7 @@ TEST(ModelFlops, IsSixNPlusAttentionTerm) {
   const ParamCounts p = param_counts(m);
   const double positions = 2048.0 * 2048;  // learned positions are a lookup, not a matmul
   const double n = p.total - positions;
-  EXPECT_DOUBLE_EQ(model_flops_per_token(m, 2048), 6 * n + 12.0 * 24 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(p, m, 2048), 6 * n + 12.0 * 24 * 2048 * 2048);
 }
 
 TEST(LayerOps, ForwardFlopsAreTwiceLinearParamsPerTokenPlusCausalAttention) {
