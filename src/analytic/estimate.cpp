@@ -260,7 +260,11 @@ class Stages {
         transfer_(s.strategy.pp > 1 ? workload::pp_transfer_s(s) : 0),
         received_gather_(s.strategy.pp > 1 ? workload::pp_gather_s(s) : 0),
         hidden_behind_chunks_(s.strategy.schedule == spec::Schedule::kInterleaved &&
-                              s.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous) {}
+                              s.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous),
+        shares_gather_links_(s.strategy.pp > 1 && s.strategy.prefetches_zero3_gathers() &&
+                             workload::crosses_gradient_links(s.strategy, s.cluster, Axis::kPp)),
+        forward_beside_send_(s.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous &&
+                             s.strategy.micro_batches() > 1) {}
 
   // A layer of MoE layers in the share `moe_share`; the whole model's average layer.
   __attribute__((always_inline)) LayerCost layer(double moe_share) const {
@@ -318,11 +322,25 @@ class Stages {
   double transfer() const { return transfer_; }
   double received_gather() const { return received_gather_; }
   bool hidden_behind_chunks() const { return hidden_behind_chunks_; }
+  // What a transfer loses beside ZeRO-3 gathers of `gathers` seconds on the same links, where the
+  // two get an equal share of them while both run (as the simulator's links share them).
+  double beside_gathers(double gathers) const { return shares_gather_links_ ? std::min(transfer_, gathers) : 0; }
+  // Whether a stage runs a forward as soon as it has sent a transfer: with asynchronous sends
+  // nothing waits for the send (torch.distributed.pipelining waits for each action's sends
+  // before the next, _wait_batch_p2p in PipelineScheduleMulti._step_microbatches, as blocking
+  // sends do), so the forward's first gather, which FSDP's root pre-forward starts with the
+  // forward (workload/build.cpp, anchor_gathers_at_forward_start), runs beside the send; with one
+  // micro-batch no forward is ready then.
+  bool forward_beside_send() const { return forward_beside_send_; }
   // What `exchanges` transfers (and their gathers) per micro-batch expose on a stage whose
-  // forward kernels take `kernels_fwd`.
+  // forward kernels take `kernels_fwd`. Hidden behind other chunks' passes, a transfer still
+  // slows the gather beside it: half the exchanges precede a forward (interleaved passes
+  // alternate), whose first gather, exposed in full (sharded_exposure), shares their links.
   double p2p(double exchanges, double kernels_fwd) const {
     const double transfers = exchanges * transfer_, gathers = exchanges * received_gather_;
-    return hidden_behind_chunks_ ? gathers + std::max(0.0, transfers - 2.0 * kernels_fwd) : transfers + gathers;
+    if (!hidden_behind_chunks_) return transfers + gathers;
+    const double first_gathers = forward_beside_send_ ? exchanges / 2 * beside_gathers(average_.gather) : 0;
+    return gathers + first_gathers + std::max(0.0, transfers - 2.0 * kernels_fwd);
   }
   // A stage exchanges with its neighbours after each forward and each backward of each chunk, but
   // the first stage's first chunk has no one to send gradients to and the last stage's last chunk
@@ -348,7 +366,7 @@ class Stages {
   double embed_host_;
   workload::ChunkLayout layout_;
   double transfer_, received_gather_;
-  bool hidden_behind_chunks_;
+  bool hidden_behind_chunks_, shares_gather_links_, forward_beside_send_;
 };
 
 // Under interleaving a stage k's warm-up forwards keep it busy until its first backward comes
@@ -521,12 +539,13 @@ Estimate estimate_with(const spec::Scenario& s) {
   // gradient leaves starts gathering the first layers it runs next (below, in the pipeline's
   // waits); where the transfers cross the gradient group's links, the two share them. An
   // activation's receiver gathers its chunk's first layer only once it has arrived (FSDP's root
-  // pre-forward: sharded_exposure), after the hop, not beside it.
+  // pre-forward: sharded_exposure), after the hop, not beside it; its sender, where it runs its
+  // next micro-batch's forward at once (Stages::forward_beside_send), starts that forward's first
+  // gathers beside the hop.
   const bool zero3_prefetch = st.prefetches_zero3_gathers();
-  const double hop_shared = zero3_prefetch && workload::crosses_gradient_links(st, s.cluster, Axis::kPp)
-                                ? std::min(stages.transfer(), std::min(2.0, layers) * layer.gather)
-                                : 0;
-  const double p2p_blocking = st.vp * (2.0 * (stages.transfer() + stages.received_gather()) + hop_shared);
+  const double hop_shared = stages.beside_gathers(std::min(2.0, layers) * layer.gather);
+  const double hops_shared = stages.forward_beside_send() ? 2 : 1;
+  const double p2p_blocking = st.vp * (2.0 * (stages.transfer() + stages.received_gather()) + hops_shared * hop_shared);
   const double p2p = stages.p2p(2.0 * st.vp, kernels_fwd);
   const double steady_p2p = stages.p2p(stages.exchanges_of(slowest_index), kernels_fwd);
   const double per_micro_batch = stages.seconds(slowest) + steady_p2p;

@@ -135,10 +135,11 @@ std::string shared_zero3_links_note(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
   if (!st.prefetches_zero3_gathers() || !workload::crosses_gradient_links(st, s.cluster, spec::Axis::kPp)) return {};
   return "\nnote: the pipeline transfers cross the links of the ZeRO-3 group's gathers and scatters. The "
-         "closed form shares each gradient's transfer with the gathers of the backward after it and an "
-         "activation's with none (FSDP gathers a chunk's first layer once its forward starts); `stepcast "
-         "simulate` shares them transfer by transfer (10% longer on Llama 3.1 8B at PP 4, vp 2 on 64 B200s; "
-         "docs/accuracy.md).\n";
+         "closed form shares each gradient's transfer with the gathers of the backward after it and, with "
+         "asynchronous sends, an activation's with those of its sender's next forward (FSDP gathers a "
+         "chunk's first layer once its forward starts), in the fill and drain; `stepcast simulate` shares "
+         "them transfer by transfer, blocking ones in the steady state too (10% longer on Llama 3.1 8B at "
+         "PP 4, vp 2 on 64 B200s; docs/accuracy.md).\n";
 }
 
 }  // namespace
