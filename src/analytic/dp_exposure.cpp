@@ -5,10 +5,10 @@
 namespace stepcast::analytic {
 
 Exposure dp_exposure(double comm, double last, const PassStream& stream, bool streams, double idle,
-                     const DpWindow& w) {
+                     const DpWindow& w, Span in_pass) {
   const double pass = stream.alone();
   const double per_layer = pass / std::max(1.0, w.layers);
-  const Phase beside = stream.beside_group(comm, 1);
+  const Phase beside = stream.beside_group(comm, 1, in_pass);
   const double slowdown = pass > 0 ? beside.beside / pass : 1;
   const double drain = slowdown * beside.rate;  // communication done per second of the stream's
   // The stream seconds from chunk c's gradients being complete to the end of the pass.

@@ -26,7 +26,9 @@ struct Exposure {
 // the stage's `idle` wait between two rounds; what is left when the last backward ends is
 // exposed, and so is the time the kernels lost (`stretch`); at least the `last` collective, which
 // nothing follows. The gathers are the same in reverse: each chunk's must be done before its turn.
+// `in_pass`: where in each layer's pass the collectives run, as the CP ring's links see them
+// (PassStream::beside_group).
 Exposure dp_exposure(double comm, double last, const PassStream& stream, bool streams, double idle,
-                     const DpWindow& w);
+                     const DpWindow& w, Span in_pass);
 
 }  // namespace stepcast::analytic

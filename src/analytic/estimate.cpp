@@ -97,7 +97,7 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apar
     const PassStream input{k.bwd - k.wgrad + k.recompute, k.beside.bwd - k.beside.wgrad + k.beside.recompute,
                            k.beside_two.bwd - k.beside_two.wgrad + k.beside_two.recompute, links.apart.bwd,
                            links.shared.bwd, links.bwd_side};
-    weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1)}) - input.alone() +
+    weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1, {0, before.gather})}) - input.alone() +
                             mine.copy_out);
   }
   const double head = forward_head_start(before_kind.passes.fwd, before.copy_out, mine.gather);
@@ -680,8 +680,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   // launches the next kernel: nothing overlaps, though they are still a layer's each (where the
   // host launches at all: no host time models CUDA graphs).
   const bool host_blocks = st.host_blocks_on_launches();
-  const auto exposed = [&](double comm, double last, const PassStream& stream, bool streams, double idle) {
-    return st.overlap_dp_comm && !host_blocks ? dp_exposure(comm, last, stream, streams, idle, dp_window)
+  const auto exposed = [&](double comm, double last, const PassStream& stream, bool streams, double idle, Span in_pass) {
+    return st.overlap_dp_comm && !host_blocks ? dp_exposure(comm, last, stream, streams, idle, dp_window, in_pass)
                                               : Exposure{comm, 0};
   };
   // The output head runs its forward after every layer's parameters are needed and its backward
@@ -702,17 +702,18 @@ Estimate estimate_with(const spec::Scenario& s) {
   // With overlap the gradients are reduced in a bucket per layer and one per edge of the stage,
   // and the ZeRO-1/2 parameters gathered layer by layer, as the simulator builds them: each
   // collective pays its fixed costs (launch, ring steps), which one over the stage pays once.
-  // Their seconds on the stage, and the last of the backward's buckets, which nothing follows: the
-  // embedding's on the first stage, else a layer's (the first of the gathers: a layer's).
+  // Their seconds on the stage, the last of the backward's buckets, which nothing follows: the
+  // embedding's on the first stage, else a layer's (the first of the gathers: a layer's), and a
+  // layer's.
   struct DpCollectives {
-    double seconds = 0, last = 0;
+    double seconds = 0, last = 0, each = 0;
   };
   const auto collectives = [&](double (*dp_collective_s)(const spec::Scenario&, const cost::GroupLinks&, double),
                                bool edges) {
     const auto collective_s = [&](double p) { return dp_collective_s(s, gradient_links, p); };
     if (!st.overlap_dp_comm) return DpCollectives{collective_s(stage_params), 0};
     const double layer_s = collective_s(workload::layer_params_per_gpu(params, m, st));
-    DpCollectives c{layers * layer_s, layer_s};
+    DpCollectives c{layers * layer_s, layer_s, layer_s};
     if (edges && slowest_index == 0) {
       c.last = collective_s(workload::embedding_params_per_gpu(params, st));
       c.seconds += c.last;
@@ -725,8 +726,16 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double bwd_share = kernels_both > 0 ? kernels_bwd / kernels_both : 0.5;
   const DpCollectives reduces = collectives(workload::dp_reduce_s, true);
   const DpCollectives gathers = collectives(workload::dp_gather_s, false);
-  const Exposure reduce = exposed(reduces.seconds, reduces.last, stage_bwd, !aligned, round_wait * bwd_share);
-  const Exposure gather = exposed(gathers.seconds, gathers.last, stage_fwd, true, round_wait * (1 - bwd_share));
+  // A layer's bucket starts as its backward ends (Megatron-LM's _ParamAndGradBucketGroup.
+  // register_grad_ready starts the bucket group's sync once its last parameter's gradient is
+  // ready), with the next layer's backward, so it meets the CP ring only for what outlasts that
+  // pass's kernels before the attention (PassStream::beside_group); aligned sync queues a chunk's
+  // buckets at once, and the gathers are queued ahead of the forward (the simulator's prefetch
+  // stream runs them back to back from the step's start): those run throughout the passes.
+  const Span bucket_span = aligned ? kWholePass : Span{0, reduces.each};
+  const Exposure reduce = exposed(reduces.seconds, reduces.last, stage_bwd, !aligned, round_wait * bwd_share, bucket_span);
+  const Exposure gather =
+      exposed(gathers.seconds, gathers.last, stage_fwd, true, round_wait * (1 - bwd_share), kWholePass);
   // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside
   // them, hand their gradients to the stage before, so the other stages' stretches add to the
   // slowest one's; under interleaving too, where a stage runs its other chunks' last passes

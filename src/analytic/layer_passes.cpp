@@ -17,7 +17,9 @@ using workload::Op;
 PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
   PassTimes t;
   const workload::OpPricer op_times(s, workload::layer_overlap(s, shares));
+  bool before_attention = true;
   for (const Op& op : ops) {
+    before_attention = before_attention && !op.core_attention;
     const auto [o, c, c2] = op_times(op);
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
@@ -34,8 +36,8 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     t.wgrad += o.bwd_weight;
     const double share = workload::recompute_share(op, s.strategy.recompute);
     t.recompute += o.fwd * share;
-    if (shares >= cost::Shares::kBesideOne) t.beside.add(op, c, share);
-    if (shares >= cost::Shares::kBesideTwo) t.beside_two.add(op, c2, share);
+    if (shares >= cost::Shares::kBesideOne) t.beside.add(op, c, share, before_attention);
+    if (shares >= cost::Shares::kBesideTwo) t.beside_two.add(op, c2, share, before_attention);
     t.host_fwd += o.host_fwd;
     t.host_bwd += o.host_bwd();
     if (share > 0) t.host_recompute += o.host_fwd;
@@ -50,7 +52,7 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
 }
 
 double sharded_forward_s(const PassStream& pass, double gather, double copy_out, double head_start) {
-  const Phase beside = pass.beside_group(gather, 1);
+  const Phase beside = pass.beside_group(gather, 1, {0, gather});
   const double both = overlapped_s(pass.alone(), {beside});  // the kernels and the gather
   // The kernels end within `beside` seconds, before the gather where it outlasts them.
   return std::max(copy_out + std::min(both, beside.beside), both - head_start);
@@ -66,11 +68,14 @@ double sharded_backward_s(const PassStream& pass, double gather, double copy_in,
   scatter = std::max(0.0, scatter - std::max(0.0, copy_out - copy_in));
   copy_in = std::max(0.0, copy_in - copy_out);
   const double shared = std::max(0.0, gather - copy_in);  // what is left of the gather
+  // The phases follow one another from the pass's start (the gather's prefetch and the previous
+  // layer's reduce-scatter start with it: FSDPParamGroup.pre_backward, post_backward).
+  const double both = 2 * std::min(shared, scatter), one = std::abs(shared - scatter);
   return overlapped_s(pass.alone(),
-                      {pass.beside_group(std::min(gather, copy_in), 1),
+                      {pass.beside_group(std::min(gather, copy_in), 1, {0, std::min(gather, copy_in)}),
                        {std::max(0.0, copy_in - gather), pass.beside_kernel()},
-                       pass.beside_group(2 * std::min(shared, scatter), 2),
-                       pass.beside_group(std::abs(shared - scatter), 1)}) +
+                       pass.beside_group(both, 2, {copy_in, copy_in + both}),
+                       pass.beside_group(one, 1, {copy_in + both, copy_in + both + one})}) +
          copy_out;
 }
 
@@ -126,9 +131,15 @@ CpRings cp_rings(const spec::Scenario& s, const PassTimes& k) {
   // returns dK and dV. Overlapped with the attention kernel of the chunk in hand; recomputing the
   // attention runs its exchange again.
   const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
-  const SideTransfer fwd{ring, 1, {k.attention_fwd, k.beside.attention_fwd, k.beside_two.attention_fwd}};
-  const SideTransfer bwd{2 * ring, 1, {k.attention_bwd, k.beside.attention_bwd, k.beside_two.attention_bwd}};
-  return {fwd, {bwd, fwd.scaled(workload::attention_recomputed_fraction(st))}};
+  // Each after the kernels its pass runs first (PassTimes::Beside): a recomputed layer re-runs its
+  // forward ops before its backward (workload/build.cpp, layer_pass), the backward's attention
+  // after all of them.
+  const std::array<double, 3> fwd_window{k.attention_fwd, k.beside.attention_fwd, k.beside_two.attention_fwd};
+  const SideTransfer fwd{ring, 1, fwd_window, k.beside.lead_fwd};
+  const SideTransfer bwd{
+      2 * ring, 1, {k.attention_bwd, k.beside.attention_bwd, k.beside_two.attention_bwd}, k.beside.recompute + k.beside.lead_bwd};
+  const SideTransfer recomputed{ring, workload::attention_recomputed_fraction(st), fwd_window, k.beside.lead_recompute};
+  return {fwd, {bwd, recomputed}};
 }
 
 LayerComm cp_comm(const spec::Scenario& s, const CpRings& rings) {

@@ -13,7 +13,7 @@ TEST(LayerPasses, Fsdp2sForwardGatherRunsBesideTheKernelsNotBesideTheCopyOut) {
   // work meanwhile and the rest alone: 1 + 4 + 8. Spread over the copy and the kernels alike, the
   // gather would have hidden partly behind the copy (12.9 s).
   EXPECT_DOUBLE_EQ(sharded_forward_s(kPass, 4, 1), 13);
-  EXPECT_DOUBLE_EQ(sharded_forward_s(kPass, 4, 0), overlapped_s(10, {kPass.beside_group(4, 1)}));
+  EXPECT_DOUBLE_EQ(sharded_forward_s(kPass, 4, 0), overlapped_s(10, {kPass.beside_group(4, 1, kWholePass)}));
   // A gather that outlasts the kernels runs on beside the next copy out: a layer takes the
   // slowed kernels and the copy, or the gather where that is longer, as the gathers follow one
   // another on their stream.
@@ -28,9 +28,9 @@ TEST(LayerPasses, Fsdp2sBackwardGatherWaitsForTheCopyOutWhileTheReduceScatterSta
   // A copy in longer than the copy out leaves the gather the link to itself for the rest of it:
   // 1 s of the gather alone, then 2 x 3 s of both at once, beside the kernels.
   EXPECT_DOUBLE_EQ(sharded_backward_s(kPass, 4, 3, 3, 2),
-                   2 + overlapped_s(10, {kPass.beside_group(1, 1), kPass.beside_group(6, 2)}));
+                   2 + overlapped_s(10, {kPass.beside_group(1, 1, kWholePass), kPass.beside_group(6, 2, kWholePass)}));
   // Without copies the two collectives start with the kernels.
-  EXPECT_DOUBLE_EQ(sharded_backward_s(kPass, 4, 0, 4, 0), overlapped_s(10, {kPass.beside_group(8, 2)}));
+  EXPECT_DOUBLE_EQ(sharded_backward_s(kPass, 4, 0, 4, 0), overlapped_s(10, {kPass.beside_group(8, 2, kWholePass)}));
 }
 
 TEST(LayerPasses, Fsdp2sForwardGatherOfAMoeLayerStartsBesideTheMoeLayerTwoBack) {
@@ -60,7 +60,7 @@ TEST(LayerPasses, CpRingSharesTheGradientGroupsLinksForAllItsSecondsNotOnlyWhatI
   EXPECT_DOUBLE_EQ(pass.alone(), 10.6);
   // Beside one of the group's collectives on the same links it gets half the bandwidth: 6 s,
   // beside attention kernels that now share the SMs with two collectives (6 s): 1 s exposed.
-  const Phase beside = pass.beside_group(40, 1);
+  const Phase beside = pass.beside_group(40, 1, kWholePass);
   EXPECT_DOUBLE_EQ(beside.beside, 21);
   // The group's collective loses the ring's 3 s on the links, not the 1 s it exposes: a layer
   // whose gather outlasts its kernels takes the gather and the ring (the links carry both).
@@ -68,11 +68,34 @@ TEST(LayerPasses, CpRingSharesTheGradientGroupsLinksForAllItsSecondsNotOnlyWhatI
   EXPECT_DOUBLE_EQ(sharded_forward_s(pass, 40, 0), 43);
   // Beside the gather and the reduce-scatter at once it gets a third (9 s beside the attention's
   // 6 s: 3 s exposed).
-  EXPECT_DOUBLE_EQ(pass.beside_group(40, 2).beside, 30 + 3);
+  EXPECT_DOUBLE_EQ(pass.beside_group(40, 2, kWholePass).beside, 30 + 3);
   // Recomputation runs a share of it again: the share's seconds on the links and its exposure.
   pass.side[1] = pass.side[0].scaled(0.5);
   EXPECT_DOUBLE_EQ(pass.alone(), 10.9);
-  EXPECT_DOUBLE_EQ(pass.beside_group(40, 1).rate, (21.5 - 4.5) / 21.5);
+  EXPECT_DOUBLE_EQ(pass.beside_group(40, 1, kWholePass).rate, (21.5 - 4.5) / 21.5);
+}
+
+TEST(LayerPasses, ACollectiveStartedWithThePassMeetsTheCpRingOnlyForWhatOutlastsTheKernelsBeforeIt) {
+  // The ring of the test above, after 8 s of the pass's kernels (beside one collective): the MLP
+  // block's backward before the attention's. Its window spans 8 to 13 s of the pass.
+  PassStream pass = kPass;
+  pass.side[0] = {.seconds = 3, .times = 1, .window = {4, 5, 6}, .lead = 8};
+  // A bucket of 6 s started with the pass is done before the ring starts: the ring keeps its
+  // links (beside the attention slowed as the pass's kernels are, 5 s, then the remaining 1/6 of
+  // it: 0.5 s exposed, not 1 s) and the bucket loses none of them.
+  const Phase before = pass.beside_group(6, 1, {0, 6});
+  EXPECT_DOUBLE_EQ(before.beside, 20 + 0.5);
+  EXPECT_DOUBLE_EQ(before.rate, 1);
+  // One of 10.5 s meets half the window: half the ring's seconds on the links, half its exposure.
+  const Phase half = pass.beside_group(10.5, 1, {0, 10.5});
+  EXPECT_DOUBLE_EQ(half.rate, (half.beside - 1.5) / half.beside);
+  EXPECT_DOUBLE_EQ(half.beside, 20 + 0.5 * 1 + 0.5 * 0.5);
+  // One that outlasts the window meets all of it, as a queue that never empties does.
+  EXPECT_DOUBLE_EQ(pass.beside_group(13, 1, {0, 13}).beside, pass.beside_group(13, 1, kWholePass).beside);
+  EXPECT_DOUBLE_EQ(pass.beside_group(13, 1, {0, 13}).rate, 18.0 / 21);
+  // A phase that starts after the window has ended (the reduce-scatter's after the gather's) meets
+  // none of it.
+  EXPECT_DOUBLE_EQ(pass.beside_group(2, 1, {13, 15}).rate, 1);
 }
 
 }  // namespace
