@@ -5,6 +5,7 @@
 
 #include "analytic/dp_exposure.h"
 #include "analytic/layer_passes.h"
+#include "analytic/pipeline_exchanges.h"
 #include "cost/compute.h"
 #include "workload/model_size.h"
 #include "workload/operators.h"
@@ -168,7 +169,7 @@ struct LayerCost {
   double fwd = 0, bwd = 0, fwd_beside = 0, bwd_beside = 0, wgrad = 0;
   double tp = 0, cp = 0, ep = 0;
   PassPair fsdp;      // exposed ZeRO-3 time of each pass
-  double gather = 0;  // one ZeRO-3 gather of the layer's parameters
+  double gather = 0, scatter = 0;  // one ZeRO-3 gather of the layer's parameters, and its reduce-scatter
   double host = 0;
   LinkSplit links;
   // The share of total() the forward takes (its kernels, exposed collectives and host time), and
@@ -201,6 +202,7 @@ __attribute__((always_inline)) inline LayerCost mixed_layer(const spec::Scenario
       .ep = moe_share * (ep.fwd + ep.bwd),
       .fsdp = fsdp,
       .gather = mix(dense.sharded.gather, moe.sharded.gather),
+      .scatter = mix(dense.sharded.scatter, moe.sharded.scatter),
       .host = host.total(),
       // The gradient group's collectives (ZeRO-3 gathers and scatters, data-parallel buckets)
       // run beside the passes' exposed TP, CP and EP communication too, and beside the CP ring
@@ -342,6 +344,21 @@ class Stages {
     const double first_gathers = forward_beside_send_ ? exchanges / 2 * beside_gathers(average_.gather) : 0;
     return gathers + first_gathers + std::max(0.0, transfers - 2.0 * kernels_fwd);
   }
+  // What the ZeRO-3 collectives beside stage i's steady-state sends add to them per micro-batch,
+  // where the two share links (collectives_beside_sends says which). Each would otherwise run
+  // beside a layer's backward, whose exposed ZeRO-3 time (the wait for a gather, the slowdown
+  // beside a reduce-scatter) the layer is charged already: beside the send it costs the transfer
+  // its share instead, and adds only what that share exceeds it by.
+  double beside_sends(int i) const {
+    if (!shares_gather_links_ || hidden_behind_chunks_) return 0;
+    const spec::Strategy& st = s_.strategy;
+    const CollectivesBesideSends c =
+        collectives_beside_sends(st, i, st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous);
+    const auto excess = [&](double collective) {
+      return std::max(0.0, beside_gathers(collective) - average_.fsdp.bwd);
+    };
+    return c.gathers * excess(average_.gather) + c.scatters * excess(average_.scatter);
+  }
   // A stage exchanges with its neighbours after each forward and each backward of each chunk, but
   // the first stage's first chunk has no one to send gradients to and the last stage's last chunk
   // none to send activations to (Megatron's send_forward_recv_backward and
@@ -351,8 +368,10 @@ class Stages {
     return 2.0 * s_.strategy.vp - (i == 0) - (i == s_.strategy.pp - 1);
   }
   // Stage `g`, the i-th, per micro-batch in the steady state: its passes and the transfers they
-  // expose.
-  double slot_s(const Stage& g, int i) const { return seconds(g) + p2p(exchanges_of(i), fwd_seconds(g)); }
+  // expose; the transfers alone where its forward kernels take `kernels_fwd`, slowed by the
+  // collectives beside them.
+  double slot_s(const Stage& g, int i) const { return seconds(g) + steady_p2p(i, fwd_seconds(g)); }
+  double steady_p2p(int i, double kernels_fwd) const { return p2p(exchanges_of(i), kernels_fwd) + beside_sends(i); }
 
  private:
   const spec::Scenario& s_;
@@ -547,7 +566,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   const double hops_shared = stages.forward_beside_send() ? 2 : 1;
   const double p2p_blocking = st.vp * (2.0 * (stages.transfer() + stages.received_gather()) + hops_shared * hop_shared);
   const double p2p = stages.p2p(2.0 * st.vp, kernels_fwd);
-  const double steady_p2p = stages.p2p(stages.exchanges_of(slowest_index), kernels_fwd);
+  const double steady_p2p = stages.steady_p2p(slowest_index, kernels_fwd);
   const double per_micro_batch = stages.seconds(slowest) + steady_p2p;
   const double micro_batches = st.micro_batches();
   // Fill and drain: (pp-1) micro-batch slots for GPipe and 1F1B, (pp-1)/vp with interleaving

@@ -32,6 +32,7 @@ std::vector<Slot> one_forward_one_backward(const std::vector<Slot>& forwards,
   for (int k = 0; k < total - warmup; ++k) {
     order.push_back(forwards[static_cast<std::size_t>(warmup + k)]);
     order.push_back(backwards[static_cast<std::size_t>(k)]);
+    order.end()[-2].paired = order.end()[-1].paired = true;
   }
   order.insert(order.end(), backwards.begin() + (total - warmup), backwards.end());
   return order;

@@ -33,6 +33,11 @@ struct Slot {
   Pass pass = Pass::kForward;
   int chunk = 0;  // virtual chunk on this stage, 0..v-1; model chunk = chunk * p + stage
   int micro_batch = 0;
+  // One of the forward/backward pairs between the warm-up and the cool-down (GPipe has none),
+  // where each pass's input comes in the exchange that sends the pass before it out (Megatron's
+  // send_forward_recv_backward and send_backward_recv_forward, torch.distributed.pipelining's
+  // fwd_send_bwd_recv), instead of from a neighbour the stage waits for.
+  bool paired = false;
 };
 
 /// The passes stage `stage` runs, in order. REQUIRES: 0 <= stage < stages, chunks >= 1 (and 1

@@ -1,0 +1,65 @@
+#include "analytic/pipeline_exchanges.h"
+
+#include <gtest/gtest.h>
+
+namespace stepcast::analytic {
+namespace {
+
+using spec::Schedule;
+
+spec::Strategy strategy(Schedule schedule, int pp, int vp, int micro_batches,
+                        spec::PipelineTransfers transfers = spec::PipelineTransfers::kStreamOrdered) {
+  spec::Strategy st;
+  st.schedule = schedule;
+  st.pp = pp;
+  st.vp = vp;
+  st.dp = 1;
+  st.micro_batch = 1;
+  st.global_batch = micro_batches;
+  st.pipeline_transfers = transfers;
+  return st;
+}
+
+// Per micro-batch, the gathers and reduce-scatters beside the sends that the next pass waits for:
+// those between the forward/backward pairs of the 1F1B phase (stage_order, 4 stages, 8
+// micro-batches: stage s pairs 8 - (3 - s) forwards with backwards).
+TEST(PipelineExchanges, OneForwardOneBackwardPairsEachSendWithTheCollectiveOfThePassAcross) {
+  const spec::Strategy st = strategy(Schedule::k1F1B, 4, 1, 8);
+  const auto at = [&](int stage) { return collectives_beside_sends(st, stage, false); };
+  // The first stage sends no gradients: a forward's send, then the backward's first gather.
+  EXPECT_DOUBLE_EQ(at(0).gathers, 5.0 / 8);
+  EXPECT_DOUBLE_EQ(at(0).scatters, 0);
+  // A middle stage: 6 pairs; each backward's send but the last pair's (a cool-down backward
+  // follows it) runs beside the backward's last reduce-scatter.
+  EXPECT_DOUBLE_EQ(at(1).gathers, 6.0 / 8);
+  EXPECT_DOUBLE_EQ(at(1).scatters, 5.0 / 8);
+  // The last stage sends no activations: only its backwards' sends, 7 of them before a forward.
+  EXPECT_DOUBLE_EQ(at(3).gathers, 0);
+  EXPECT_DOUBLE_EQ(at(3).scatters, 7.0 / 8);
+}
+
+TEST(PipelineExchanges, AForwardsFirstGatherRunsBesideTheSendBeforeItOnlyWhenNothingWaitsForTheSend) {
+  const spec::Strategy st = strategy(Schedule::k1F1B, 4, 1, 8, spec::PipelineTransfers::kAsynchronous);
+  const CollectivesBesideSends c = collectives_beside_sends(st, 1, true);
+  EXPECT_DOUBLE_EQ(c.gathers, (6.0 + 5.0) / 8);
+  EXPECT_DOUBLE_EQ(c.scatters, 5.0 / 8);
+}
+
+TEST(PipelineExchanges, GPipeHasNoPairsAndZeroBubbleLeavesTheReduceScatterToTheWeightGradient) {
+  const CollectivesBesideSends gpipe = collectives_beside_sends(strategy(Schedule::kGpipe, 4, 1, 8), 1, false);
+  EXPECT_DOUBLE_EQ(gpipe.gathers + gpipe.scatters, 0);
+  const CollectivesBesideSends zb = collectives_beside_sends(strategy(Schedule::kZeroBubbleH1, 4, 1, 8), 1, false);
+  EXPECT_DOUBLE_EQ(zb.gathers, 6.0 / 8);
+  EXPECT_DOUBLE_EQ(zb.scatters, 0);
+}
+
+TEST(PipelineExchanges, InterleavedLastStageSendsFromItsFirstChunkOnlyForward) {
+  // 4 stages, 2 chunks, 8 micro-batches: the last stage pairs its forwards 4-15 with its backwards
+  // 0-11; of those forwards only the first chunk's (8-11) send on, and every backward sends back.
+  const CollectivesBesideSends c = collectives_beside_sends(strategy(Schedule::kInterleaved, 4, 2, 8), 3, false);
+  EXPECT_DOUBLE_EQ(c.gathers, 4.0 / 8);
+  EXPECT_DOUBLE_EQ(c.scatters, 11.0 / 8);
+}
+
+}  // namespace
+}  // namespace stepcast::analytic
