@@ -43,7 +43,8 @@ std::vector<Slot> zero_bubble_h1(int stages, int micro_batches, int stage) {
   const auto backwards = chunk_order(Pass::kBackward, stages, 1, micro_batches);
   std::vector<Slot> order;
   int next_w = 0;
-  for (const Slot& slot : one_forward_one_backward(forwards, backwards, stages - stage - 1)) {
+  const int warm_up = warm_up_forwards(spec::Schedule::kZeroBubbleH1, stages, 1, micro_batches, stage);
+  for (const Slot& slot : one_forward_one_backward(forwards, backwards, warm_up)) {
     order.push_back(slot);
     // After the k-th B, run the W of micro-batch k - stage: the last stage defers most, so its
     // input gradients reach the stages before it sooner.
@@ -71,14 +72,35 @@ std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, i
     }
     case spec::Schedule::k1F1B:
       return one_forward_one_backward(forwards, chunk_order(Pass::kBackward, stages, 1, micro_batches),
-                                      stages - stage - 1);
+                                      warm_up_forwards(schedule, stages, chunks, micro_batches, stage));
     case spec::Schedule::kInterleaved:
       return one_forward_one_backward(forwards, chunk_order(Pass::kBackward, stages, chunks, micro_batches),
-                                      (stages - stage - 1) * 2 + (chunks - 1) * stages);
+                                      warm_up_forwards(schedule, stages, chunks, micro_batches, stage));
     case spec::Schedule::kZeroBubbleH1:
       return zero_bubble_h1(stages, micro_batches, stage);
   }
   return forwards;
+}
+
+int forwards_of_chunk_before(int k, int chunk, int stages, int chunks, int micro_batches) {
+  const int full_groups = micro_batches / stages, group_slots = stages * chunks;
+  const int in_full_groups = full_groups * group_slots;
+  if (k <= in_full_groups) return k / group_slots * stages + std::clamp(k % group_slots - chunk * stages, 0, stages);
+  const int last_group = micro_batches - full_groups * stages;
+  return full_groups * stages + std::clamp(k - in_full_groups - chunk * last_group, 0, last_group);
+}
+
+int warm_up_forwards(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage) {
+  const int total = chunks * micro_batches;
+  switch (schedule) {
+    case spec::Schedule::kGpipe: return total;
+    case spec::Schedule::kInterleaved:
+      // Megatron-LM's forward_backward_pipelining_with_interleaving: num_warmup_microbatches.
+      return std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
+    case spec::Schedule::k1F1B:
+    case spec::Schedule::kZeroBubbleH1: break;
+  }
+  return std::min(stages - stage - 1, total);
 }
 
 std::vector<DeepSpeedStep> deepspeed_train_steps(int stages, int micro_batches, int stage) {

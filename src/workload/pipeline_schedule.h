@@ -44,6 +44,17 @@ struct Slot {
 /// unless interleaved), micro_batches >= 1.
 std::vector<Slot> stage_order(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage);
 
+/// How many of a stage's first `k` forwards run chunk `chunk` (stage_order's chunk order:
+/// micro-batches go through the chunks in groups of `stages`, a last group shorter where `stages`
+/// does not divide them), counted without building the order. A stage's backwards run the chunks
+/// in reverse: the backwards of chunk c are the forwards of chunk `chunks - 1 - c` in this count.
+/// REQUIRES: 0 <= k <= chunks * micro_batches, 0 <= chunk < chunks.
+int forwards_of_chunk_before(int k, int chunk, int stages, int chunks, int micro_batches);
+
+/// The warm-up forwards stage `stage` runs before its first backward (stage_order), at most all of
+/// them: the 1F1B phase pairs the rest with backwards.
+int warm_up_forwards(spec::Schedule schedule, int stages, int chunks, int micro_batches, int stage);
+
 /// When stage `stage` starts reducing each chunk's gradients, over its passes `order`
 /// (stage_order). The chunk's last backward (ZB-H1: weight gradient) completes them. Its buckets
 /// start as that pass produces them (`streams`), or, with aligned sync, all together after the

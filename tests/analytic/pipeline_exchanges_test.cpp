@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "workload/pipeline_schedule.h"
+
 namespace stepcast::analytic {
 namespace {
 
@@ -59,6 +63,39 @@ TEST(PipelineExchanges, InterleavedLastStageSendsFromItsFirstChunkOnlyForward) {
   const CollectivesBesideSends c = collectives_beside_sends(strategy(Schedule::kInterleaved, 4, 2, 8), 3, false);
   EXPECT_DOUBLE_EQ(c.gathers, 4.0 / 8);
   EXPECT_DOUBLE_EQ(c.scatters, 11.0 / 8);
+}
+
+
+// The counts follow from the schedule's shape; here they are checked against the passes
+// themselves (workload::stage_order, the simulator's order), sends pair by pair, on every
+// schedule, stage, chunk count and micro-batch count of a grid, short last groups included.
+TEST(PipelineExchanges, CountsEqualAWalkOverTheStagesPasses) {
+  using workload::Pass;
+  for (const Schedule schedule : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved, Schedule::kZeroBubbleH1})
+    for (int pp = 1; pp <= 5; ++pp)
+      for (int vp = 1; vp <= (schedule == Schedule::kInterleaved ? 3 : 1); ++vp)
+        for (int m = 1; m <= 11; ++m)
+          for (int stage = 0; stage < pp; ++stage)
+            for (const bool async : {false, true}) {
+              const auto order = workload::stage_order(schedule, pp, vp, m, stage);
+              double gathers = 0, scatters = 0;
+              for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+                const workload::Slot &slot = order[i], &next = order[i + 1];
+                if (!slot.paired || !next.paired) continue;
+                const int model_chunk = slot.chunk * pp + stage;
+                if (slot.pass == Pass::kForward && model_chunk < pp * vp - 1) gathers += next.pass == Pass::kBackward;
+                if (slot.pass == Pass::kBackward && model_chunk > 0) {
+                  scatters += schedule != Schedule::kZeroBubbleH1;
+                  gathers += next.pass == Pass::kForward && async;
+                }
+              }
+              const CollectivesBesideSends c = collectives_beside_sends(strategy(schedule, pp, vp, m), stage, async);
+              const std::string where = "schedule " + std::to_string(static_cast<int>(schedule)) + " pp " +
+                                        std::to_string(pp) + " vp " + std::to_string(vp) + " m " +
+                                        std::to_string(m) + " stage " + std::to_string(stage);
+              EXPECT_DOUBLE_EQ(c.gathers, gathers / m) << where << (async ? " async" : "");
+              EXPECT_DOUBLE_EQ(c.scatters, scatters / m) << where;
+            }
 }
 
 }  // namespace
