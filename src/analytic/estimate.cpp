@@ -349,10 +349,11 @@ class Stages {
   // beside a layer's backward, whose exposed ZeRO-3 time (the wait for a gather, the slowdown
   // beside a reduce-scatter) the layer is charged already: beside the send it costs the transfer
   // its share instead, and adds only what that share exceeds it by.
-  double beside_sends(int i) const {
+  // The same over the step for its cool-down's sends (`cool_down`).
+  double beside_sends(int i, bool cool_down = false) const {
     if (!shares_gather_links_ || hidden_behind_chunks_) return 0;
     const spec::Strategy& st = s_.strategy;
-    const CollectivesBesideSends c =
+    const CollectivesBesideSends c = cool_down ? collectives_beside_cool_down_sends(st, i) :
         collectives_beside_sends(st, i, st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous);
     const auto excess = [&](double collective) {
       return std::max(0.0, beside_gathers(collective) - average_.fsdp.bwd);
@@ -408,7 +409,9 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
                             (st.vp - 1) * group - 1;
     return std::max(0.0, trip - forwards * g.layers / st.vp * g.layer_fwd_slot);
   };
-  const auto way = [&](int k, const Stage& g, double before) { return before + micro_batches * stages.slot_s(g, k); };
+  const auto way = [&](int k, const Stage& g, double before) {
+    return before + micro_batches * stages.slot_s(g, k) + stages.beside_sends(k, true);
+  };
   double longest = 0;
   if (stages.own_layers()) {
     // The trip beyond stage k: every later stage's last chunk and hop, and the head; taken as

@@ -138,9 +138,9 @@ std::string shared_zero3_links_note(const spec::Scenario& s) {
          "closed form shares each gradient's transfer with the gathers of the backward after it and, with "
          "asynchronous sends, an activation's with those of its sender's next forward (FSDP gathers a "
          "chunk's first layer once its forward starts), in the fill and drain, and each blocking send of "
-         "the 1F1B phase with the collective beside it; `stepcast simulate` shares them transfer by "
-         "transfer, the cool-down's too (6% longer on Llama 3.1 8B at PP 4, vp 2 on 64 B200s; "
-         "docs/accuracy.md).\n";
+         "the 1F1B phase and of an interleaved cool-down with the collectives beside it; `stepcast "
+         "simulate` shares them transfer by transfer (4% longer on Llama 3.1 8B at PP 4, vp 2 on 64 "
+         "B200s; docs/accuracy.md).\n";
 }
 
 }  // namespace

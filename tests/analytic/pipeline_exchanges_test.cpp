@@ -98,5 +98,34 @@ TEST(PipelineExchanges, CountsEqualAWalkOverTheStagesPasses) {
             }
 }
 
+// The README's interleaved example (4 stages, 2 chunks, 8 micro-batches): the last stage runs the
+// last paired backward and three of its four cool-down backwards straight into another backward,
+// each send beside a reduce-scatter and a gather; the last goes to the optimizer.
+TEST(PipelineExchanges, TheCoolDownsSendsRunBesideAReduceScatterAndTheNextBackwardsGather) {
+  const CollectivesBesideSends c = collectives_beside_cool_down_sends(strategy(Schedule::kInterleaved, 4, 2, 8), 3);
+  EXPECT_DOUBLE_EQ(c.gathers, 4);
+  EXPECT_DOUBLE_EQ(c.scatters, 4);
+  // With fewer micro-batches than stages each chunk's backwards wait for the round trip instead.
+  EXPECT_DOUBLE_EQ(collectives_beside_cool_down_sends(strategy(Schedule::kInterleaved, 4, 2, 3), 3).gathers, 0);
+  EXPECT_DOUBLE_EQ(collectives_beside_cool_down_sends(strategy(Schedule::k1F1B, 4, 1, 8), 1).gathers, 0);
+}
+
+// Checked against the passes (workload::stage_order): the sends of backwards a backward follows.
+TEST(PipelineExchanges, CoolDownCountsEqualAWalkOverTheStagesPasses) {
+  for (int pp = 1; pp <= 5; ++pp)
+    for (int vp = 2; vp <= 3; ++vp)
+      for (int m = pp; m <= 11; ++m)
+        for (int stage = 0; stage < pp; ++stage) {
+          const auto order = workload::stage_order(Schedule::kInterleaved, pp, vp, m, stage);
+          double sends = 0;
+          for (std::size_t i = 0; i + 1 < order.size(); ++i)
+            sends += order[i].pass == workload::Pass::kBackward && order[i + 1].pass == workload::Pass::kBackward &&
+                     order[i].chunk * pp + stage > 0;
+          const CollectivesBesideSends c = collectives_beside_cool_down_sends(strategy(Schedule::kInterleaved, pp, vp, m), stage);
+          EXPECT_DOUBLE_EQ(c.gathers, sends) << "pp " << pp << " vp " << vp << " m " << m << " stage " << stage;
+          EXPECT_DOUBLE_EQ(c.scatters, sends);
+        }
+}
+
 }  // namespace
 }  // namespace stepcast::analytic

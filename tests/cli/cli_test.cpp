@@ -191,7 +191,7 @@ TEST(Cli, EstimateNamesInterleavedChunksOfUnequalLayersAndPointsToTheSimulator) 
 
 TEST(Cli, EstimateNamesPipelineTransfersOnTheZeroThreeGroupsLinksAndPointsToTheSimulator) {
   // 4 stages of 8 B200 with two data-parallel replicas: the pipeline and the ZeRO-3 group both
-  // cross the nodes' NICs, and the simulation shares them transfer by transfer (docs/accuracy.md: 6%
+  // cross the nodes' NICs, and the simulation shares them transfer by transfer (docs/accuracy.md: 4%
   // longer there).
   const std::string args = "--model llama3.1-8b --cluster dgx-b200 --gpus 64 --tp 8 --pp 4 --vp 2 "
                            "--micro-batch 2 --global-batch 32 --zero ";
