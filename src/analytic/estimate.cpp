@@ -344,21 +344,21 @@ class Stages {
     const double first_gathers = forward_beside_send_ ? exchanges / 2 * beside_gathers(average_.gather) : 0;
     return gathers + first_gathers + std::max(0.0, transfers - 2.0 * kernels_fwd);
   }
-  // What the ZeRO-3 collectives beside stage i's steady-state sends add to them per micro-batch,
-  // where the two share links (collectives_beside_sends says which). Each would otherwise run
-  // beside a layer's backward, whose exposed ZeRO-3 time (the wait for a gather, the slowdown
-  // beside a reduce-scatter) the layer is charged already: beside the send it costs the transfer
-  // its share instead, and adds only what that share exceeds it by.
-  // The same over the step for its cool-down's sends (`cool_down`).
-  double beside_sends(int i, bool cool_down = false) const {
-    if (!shares_gather_links_ || hidden_behind_chunks_) return 0;
-    const spec::Strategy& st = s_.strategy;
-    const CollectivesBesideSends c = cool_down ? collectives_beside_cool_down_sends(st, i) :
-        collectives_beside_sends(st, i, st.pipeline_transfers == spec::PipelineTransfers::kAsynchronous);
-    const auto excess = [&](double collective) {
-      return std::max(0.0, beside_gathers(collective) - average_.fsdp.bwd);
-    };
+  // What ZeRO-3 collectives `c` (pipeline_exchanges.h) add to the sends they share links with: each
+  // would otherwise run beside a layer's backward, whose exposed ZeRO-3 time the layer is charged
+  // already, so only what its share of the transfer exceeds that by.
+  double beside_sends(const CollectivesBesideSends& c) const {
+    const auto excess = [&](double collective) { return std::max(0.0, beside_gathers(collective) - average_.fsdp.bwd); };
     return c.gathers * excess(average_.gather) + c.scatters * excess(average_.scatter);
+  }
+  // Per micro-batch, stage i's steady-state sends; over the step, its cool-down's.
+  bool sends_beside_collectives() const { return shares_gather_links_ && !hidden_behind_chunks_; }
+  double steady_beside_sends(int i) const {
+    const bool async = s_.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous;
+    return sends_beside_collectives() ? beside_sends(collectives_beside_sends(s_.strategy, i, async)) : 0;
+  }
+  double cool_down_beside_sends(int i) const {
+    return sends_beside_collectives() ? beside_sends(collectives_beside_cool_down_sends(s_.strategy, i)) : 0;
   }
   // A stage exchanges with its neighbours after each forward and each backward of each chunk, but
   // the first stage's first chunk has no one to send gradients to and the last stage's last chunk
@@ -372,7 +372,7 @@ class Stages {
   // expose; the transfers alone where its forward kernels take `kernels_fwd`, slowed by the
   // collectives beside them.
   double slot_s(const Stage& g, int i) const { return seconds(g) + steady_p2p(i, fwd_seconds(g)); }
-  double steady_p2p(int i, double kernels_fwd) const { return p2p(exchanges_of(i), kernels_fwd) + beside_sends(i); }
+  double steady_p2p(int i, double kernels_fwd) const { return p2p(exchanges_of(i), kernels_fwd) + steady_beside_sends(i); }
 
  private:
   const spec::Scenario& s_;
@@ -405,12 +405,12 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
   const double group = std::min<double>(micro_batches, st.pp);
   const int last_round = (st.vp - 1) * st.pp;  // the index of stage 0's last chunk
   const auto warm_up_wait = [&](int k, const Stage& g, double trip) {
-    const double forwards = std::min(2.0 * (st.pp - k - 1) + last_round + 1, micro_batches * st.vp) -
-                            (st.vp - 1) * group - 1;
+    const double forwards = std::min(workload::warm_up_forwards(st.schedule, st.pp, st.vp, st.micro_batches(), k) + 1.0,
+                                     micro_batches * st.vp) - (st.vp - 1) * group - 1;
     return std::max(0.0, trip - forwards * g.layers / st.vp * g.layer_fwd_slot);
   };
   const auto way = [&](int k, const Stage& g, double before) {
-    return before + micro_batches * stages.slot_s(g, k) + stages.beside_sends(k, true);
+    return before + micro_batches * stages.slot_s(g, k) + stages.cool_down_beside_sends(k);
   };
   double longest = 0;
   if (stages.own_layers()) {

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
-
 #include "workload/pipeline_schedule.h"
 
 namespace stepcast::analytic {
@@ -90,11 +88,10 @@ TEST(PipelineExchanges, CountsEqualAWalkOverTheStagesPasses) {
                 }
               }
               const CollectivesBesideSends c = collectives_beside_sends(strategy(schedule, pp, vp, m), stage, async);
-              const std::string where = "schedule " + std::to_string(static_cast<int>(schedule)) + " pp " +
-                                        std::to_string(pp) + " vp " + std::to_string(vp) + " m " +
-                                        std::to_string(m) + " stage " + std::to_string(stage);
-              EXPECT_DOUBLE_EQ(c.gathers, gathers / m) << where << (async ? " async" : "");
-              EXPECT_DOUBLE_EQ(c.scatters, scatters / m) << where;
+              EXPECT_DOUBLE_EQ(c.gathers, gathers / m) << "schedule " << static_cast<int>(schedule) << " pp " << pp
+                                                       << " vp " << vp << " m " << m << " stage " << stage
+                                                       << (async ? " async" : "");
+              EXPECT_DOUBLE_EQ(c.scatters, scatters / m) << "schedule " << static_cast<int>(schedule) << " stage " << stage;
             }
 }
 
