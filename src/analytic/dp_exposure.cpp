@@ -6,6 +6,9 @@ namespace stepcast::analytic {
 
 Exposure dp_exposure(double comm, double last, const PassStream& stream, bool streams, double idle,
                      const DpWindow& w, Span in_pass) {
+  // Nothing to move exposes nothing (ZeRO-3 reduces per layer): the walk would return its
+  // rounding residue, 1e-16 s.
+  if (comm <= 0) return {};
   const double pass = stream.alone();
   const double per_layer = pass / std::max(1.0, w.layers);
   const Phase beside = stream.beside_group(comm, 1, in_pass);

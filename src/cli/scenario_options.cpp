@@ -215,6 +215,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "its input to arrive (DeepSpeedEngine's throughput timer, not its PipelineEngine's). Changes simulate only: the closed form "
       "already prices each pass of a layer on its own");
   cmd.add_flag(
+      "--fsdp-root-reshard", st.fsdp_root_reshards,
+      "With --zero 3: the root unit (embeddings, final norm, head) is freed after each forward and "
+      "gathered again before the backward (FSDP2 from PyTorch 2.8 under fully_shard(model, "
+      "reshard_after_forward=True)); FSDP1 and earlier FSDP2 keep it for the backward");
+  cmd.add_flag(
       "--deferred-sends", st.deferred_sends,
       "DeepSpeed's pipeline engine: each pass's output goes out at the stage's next step, beside "
       "that step's receive, over one NCCL stream per neighbouring stage (1f1b only). Changes "
@@ -425,6 +430,7 @@ std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::S
       {"pp-scatter-gather", st.pp_scatter_gather},
       {"host-reads-loss", st.host_reads_loss},
       {"host-syncs-forward", st.host_syncs_each_forward},
+      {"fsdp-root-reshard", st.fsdp_root_reshards},
       {"deferred-sends", st.deferred_sends},
       {"launch-blocking", st.launch_blocking},
   };

@@ -180,6 +180,13 @@ struct Strategy {
   // data (ThroughputTimer.start(), torch.cuda.synchronize() once step() has counted two steps;
   // its PipelineEngine never counts them, so there the timer does not synchronise).
   bool host_syncs_each_forward = false;
+  // ZeRO-3's root unit (embeddings, final norm, head) is freed after each forward and gathered
+  // again before the backward: FSDP2 from PyTorch 2.8 under fully_shard(model,
+  // reshard_after_forward=True), which it honours for the root since PyTorch PR #154704 (June
+  // 2025). FSDP1 keeps the root gathered for the backward (_post_forward_reshard frees no root's
+  // parameters), and FSDP2 before then did too (FSDPState._lazy_init set the root's
+  // post_forward_mesh_info to None), as it still does where reshard_after_forward is left unset.
+  bool fsdp_root_reshards = false;
   // DeepSpeed's PipelineEngine (TrainSchedule, 1F1B only): a pass's output goes out at the stage's
   // next step beside that step's receive, SendGrad before RecvActivation ahead of a forward and
   // RecvGrad before SendActivation ahead of a backward, and each neighbouring stage is one NCCL

@@ -349,6 +349,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.fused_cross_entropy = sw.fused_cross_entropy;
   st.pp_scatter_gather = sw.pp_scatter_gather;
   st.launch_blocking = sw.launch_blocking;
+  st.fsdp_root_reshards = sw.fsdp_root_reshards;
   if (!sw.hidden_dropout) s.model.hidden_dropout = 0;
   if (contains(c.model, "Float8") || contains(c.model, "FP8")) st.dtype = Dtype::kFp8;
   // The framework caches FP8 weights; a row that trains in BF16 has none to cache.

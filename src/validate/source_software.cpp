@@ -97,6 +97,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // the row forced FlashAttention-2.
     if (contains(source, "measure_step") && !contains(model, "FlashAttention-2"))
       sw.attention = AttentionKernel::kCudnn;
+    // tools/measure_step.py calls fully_shard(model, reshard_after_forward=True), which PyTorch
+    // 2.11 honours for the root; the 2024 PyTorch of torchtitan's tables kept the root gathered.
+    sw.fsdp_root_reshards = contains(source, "measure_step");
   } else if (contains(source, "Megatron-Bridge")) {
     // Megatron-Core as NVIDIA's performance recipes run it (Megatron-Bridge scripts/performance,
     // NeMo 25.09-26.02): the distributed optimizer, gradients reduced in BF16

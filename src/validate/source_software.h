@@ -43,6 +43,7 @@ struct Software {
   spec::CpExchange cp_exchange = spec::CpExchange::kRing;
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
   bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
+  bool fsdp_root_reshards = false;  // Strategy::fsdp_root_reshards
   bool hidden_dropout = true;    // the model's own dropout (Megatron's 0.1 for GPT-style models)
 };
 

@@ -554,7 +554,7 @@ class StepBuilder {
       receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
-      if (input_pass) root_gather(mb);
+      if (input_pass && root_.regathered) root_gather(mb);
       edge_ops(head_, mode, mb);
       if (buckets) bucket(head_params(), "dp.grad_bucket", -1);
     }
@@ -572,8 +572,8 @@ class StepBuilder {
   }
 
   // ZeRO-3's root unit (workload::fsdp_root_unit; none under pipelining): gathered before the
-  // embedding's forward and the head's backward, reduce-scattered after the embedding's backward,
-  // in turn on the compute stream, as the closed form exposes them.
+  // embedding's forward and, where it reshards after it, the head's backward, reduce-scattered
+  // after the embedding's backward, in turn on the compute stream, as the closed form exposes them.
   void root_gather(int mb) {
     collective(Category::kShardedData, root_.gather, "fsdp.root_all_gather", -1, mb);
     if (root_.copy_out > 0)

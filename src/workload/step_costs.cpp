@@ -490,7 +490,8 @@ RootUnit fsdp_root_unit(const spec::Scenario& s) {
   const GroupShape group = gradient_group(st);
   return {collective_s(CollectiveKind::kAllGather, weight_bytes(st) * params, group, s),
           fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
-          collective_s(CollectiveKind::kReduceScatter, gradient_bytes(st) * params, group, s)};
+          collective_s(CollectiveKind::kReduceScatter, gradient_bytes(st) * params, group, s),
+          st.fsdp_root_reshards};
 }
 
 ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer) {

@@ -199,15 +199,17 @@ ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer);
 
 /// ZeRO-3's root unit: the parameters outside the blocks (the embedding, the final norm and the
 /// output head), which FSDP wraps with the model itself. Each micro-batch gathers it before the
-/// forward and again before the backward, with the copies of the layers' kind (FSDP2), and
-/// reduce-scatters its gradients after the backward, each in turn with nothing beside it: it is
-/// the first and the last work of the passes (the traces of data/measurements/h100-steps). Zeros
+/// forward, and where the root reshards after it (Strategy::fsdp_root_reshards) again before the
+/// backward, with the copies of the layers' kind (FSDP2), and reduce-scatters its gradients after
+/// the backward, each in turn with nothing beside it: it is the first and the last work of the
+/// passes (the traces of data/measurements/h100-steps, whose root reshards). Zeros
 /// without ZeRO-3, for DeepSpeed's per-tensor ZeRO-3, whose parameters outside the blocks are not
 /// partitioned this way, and under pipeline parallelism, where how the edge stages' units would
 /// overlap the pipeline's waits is not modelled yet (the engines would part on it).
 struct RootUnit {
   double gather = 0, copy_out = 0, copy_in = 0, scatter = 0;
-  double per_micro_batch() const { return 2 * (gather + copy_out) + copy_in + scatter; }
+  bool regathered = false;  // gathered again before the backward
+  double per_micro_batch() const { return (regathered ? 2 : 1) * (gather + copy_out) + copy_in + scatter; }
 };
 RootUnit fsdp_root_unit(const spec::Scenario& s);
 

@@ -237,6 +237,23 @@ TEST(Estimate, EachForwardGathersItsFirstLayerOnlyOnceItStarts) {
   EXPECT_LE(per_forward, gather * (1 + 1e-9));
 }
 
+TEST(Estimate, ARootUnitThatReshardsAfterForwardIsGatheredAgainBeforeEachBackward) {
+  // FSDP1 and FSDP2 before PyTorch 2.8 keep the root unit gathered for the backward; FSDP2 since
+  // then frees it where fully_shard(model, reshard_after_forward=True) says so, and each
+  // micro-batch's backward gathers and copies it out once more, exposed.
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 16, 4096);
+  s.strategy.zero_stage = 3;
+  s.strategy.sharded_collectives = spec::ShardedCollectives::kPerParameter;
+  s = spec::complete_and_validate(s);
+  const double kept = estimate(s).breakdown.fsdp_comm_s;
+  s.strategy.fsdp_root_reshards = true;
+  const workload::RootUnit root = workload::fsdp_root_unit(s);
+  EXPECT_GT(root.gather, 0);
+  EXPECT_GT(root.copy_out, 0);
+  EXPECT_NEAR(estimate(s).breakdown.fsdp_comm_s - kept, s.strategy.micro_batches() * (root.gather + root.copy_out),
+              1e-12);
+}
+
 TEST(Estimate, Fsdp2sCopyOutOfEachGatherRunsOnTheComputeStream) {
   spec::Scenario s = scenario("llama3.1-8b", "dgx-h100", 8, 1, 1, 1, 1, 8, 4096);
   s.strategy.zero_stage = 3;

@@ -391,31 +391,36 @@ TEST(Build,
   EXPECT_NEAR(closed_form, longer, 0.17 * longer);
 }
 
-TEST(Build, TheRootUnitIsGatheredBeforeEachForwardAndBackwardAndReducedAfterInBothEngines) {
-  // FSDP2 on one H100 with two micro-batches, as data/measurements/h100-steps ran it: every
-  // collective moves nothing, the root unit's copies are all that is left of it.
-  const spec::Scenario s = scenario("llama3.1-8b", "dgx-h100",
-                                    {.gpus = 1, .tp = 1, .zero = 3, .global_batch = 2, .seq = 2048,
-                                     .sharded = spec::ShardedCollectives::kPerParameter,
-                                     .grad_dtype = spec::Dtype::kFp32, .host_time = false});
-  const graph::ExecGraph g = build(s);
-  int gathers = 0, copies_out = 0, copies_in = 0;
-  for (graph::TaskId id = 0; id < g.size(); ++id) {
-    gathers += g.name(id) == "fsdp.root_all_gather";
-    copies_out += g.name(id) == "fsdp.root_copy_out";
-    copies_in += g.name(id) == "fsdp.root_copy_in";
-    // With no reduce-scatter to feed, the layers' gradient copies run on the compute stream too,
-    // as the traces have every FSDP kernel.
-    if (g.name(id) == "fsdp.copy_in") {
-      EXPECT_EQ(g.task(id).stream, kComputeStream);
+TEST(Build, TheRootUnitIsGatheredBeforeEachForwardAndWhereItReshardsBeforeEachBackwardInBothEngines) {
+  // FSDP2 on one H100 with two micro-batches, as data/measurements/h100-steps ran it (PyTorch
+  // 2.11, whose root reshards after forward): every collective moves nothing, the root unit's
+  // copies are all that is left of it. FSDP1 and FSDP2 before PyTorch 2.8 keep the root gathered
+  // from forward to backward: one copy out per micro-batch fewer.
+  spec::Scenario s = scenario("llama3.1-8b", "dgx-h100",
+                              {.gpus = 1, .tp = 1, .zero = 3, .global_batch = 2, .seq = 2048,
+                               .sharded = spec::ShardedCollectives::kPerParameter,
+                               .grad_dtype = spec::Dtype::kFp32, .host_time = false});
+  for (const bool reshards : {true, false}) {
+    s.strategy.fsdp_root_reshards = reshards;
+    const graph::ExecGraph g = build(s);
+    int gathers = 0, copies_out = 0, copies_in = 0;
+    for (graph::TaskId id = 0; id < g.size(); ++id) {
+      gathers += g.name(id) == "fsdp.root_all_gather";
+      copies_out += g.name(id) == "fsdp.root_copy_out";
+      copies_in += g.name(id) == "fsdp.root_copy_in";
+      // With no reduce-scatter to feed, the layers' gradient copies run on the compute stream
+      // too, as the traces have every FSDP kernel.
+      if (g.name(id) == "fsdp.copy_in") {
+        EXPECT_EQ(g.task(id).stream, kComputeStream);
+      }
     }
+    EXPECT_EQ(gathers, 0);  // a group of one gathers nothing
+    EXPECT_EQ(copies_out, reshards ? 4 : 2);
+    EXPECT_EQ(copies_in, 2);
+    const double root = 2 * fsdp_root_unit(s).per_micro_batch();
+    EXPECT_GT(root, 0.01 * analytic::estimate(s).step_time_s);
+    EXPECT_NEAR(simulated(s), analytic::estimate(s).step_time_s, 0.01 * analytic::estimate(s).step_time_s);
   }
-  EXPECT_EQ(gathers, 0);  // a group of one gathers nothing
-  EXPECT_EQ(copies_out, 4);
-  EXPECT_EQ(copies_in, 2);
-  const double root = 2 * fsdp_root_unit(s).per_micro_batch();
-  EXPECT_GT(root, 0.01 * analytic::estimate(s).step_time_s);
-  EXPECT_NEAR(simulated(s), analytic::estimate(s).step_time_s, 0.01 * analytic::estimate(s).step_time_s);
 }
 
 TEST(Build, MemoryBoundKernelsBesideCollectivesAreSlowedByTheHbmTheyTakeWhereNoSmsAreHeld) {

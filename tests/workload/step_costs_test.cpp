@@ -152,9 +152,9 @@ TEST(ShardedCollectives,
   }
 }
 
-TEST(ShardedCollectives, TheRootUnitIsGatheredTwiceAndReducedOncePerMicroBatchWithItsCopies) {
+TEST(ShardedCollectives, TheRootUnitIsGatheredOnceOrWhereItReshardsTwiceAndReducedOncePerMicroBatchWithItsCopies) {
   // GPT-3's tied embedding (and final norm) is the root unit of a one-stage model.
-  const spec::Scenario s = zero3_gpt3(64, kPerParameter);
+  spec::Scenario s = zero3_gpt3(64, kPerParameter);
   const ParamCounts p = param_counts(s.model);
   const double params = embedding_params_per_gpu(p, s.strategy) + head_params_per_gpu(p, s.model, s.strategy);
   const RootUnit root = fsdp_root_unit(s);
@@ -163,7 +163,10 @@ TEST(ShardedCollectives, TheRootUnitIsGatheredTwiceAndReducedOncePerMicroBatchWi
   EXPECT_DOUBLE_EQ(root.scatter, collective_s(cost::CollectiveKind::kReduceScatter, 2 * params, group, s));
   EXPECT_NEAR(root.copy_out, cost::memory_time_s(4 * params + 10 * params / 64, s.cluster.gpu), 1e-12);
   EXPECT_NEAR(root.copy_in, cost::memory_time_s(4 * params, s.cluster.gpu), 1e-12);
-  EXPECT_DOUBLE_EQ(root.per_micro_batch(), 2 * (root.gather + root.copy_out) + root.copy_in + root.scatter);
+  EXPECT_DOUBLE_EQ(root.per_micro_batch(), root.gather + root.copy_out + root.copy_in + root.scatter);
+  s.strategy.fsdp_root_reshards = true;
+  EXPECT_DOUBLE_EQ(fsdp_root_unit(s).per_micro_batch(),
+                   2 * (root.gather + root.copy_out) + root.copy_in + root.scatter);
   // FSDP1 gathers into the parameters' own storage: collectives, no copies.
   const RootUnit fsdp1 = fsdp_root_unit(zero3_gpt3(64, kPerLayer));
   EXPECT_DOUBLE_EQ(fsdp1.gather, root.gather);
