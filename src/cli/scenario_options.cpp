@@ -220,6 +220,12 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "gathered again before the backward (FSDP2 from PyTorch 2.8 under fully_shard(model, "
       "reshard_after_forward=True)); FSDP1 and earlier FSDP2 keep it for the backward");
   cmd.add_flag(
+      "--host-syncs-mlp", st.host_syncs_before_mlp,
+      "The host waits for the compute stream in each forward (and full recomputation) of a "
+      "layer, before its MLP (Megatron-DeepSpeed's layer makes two scalars with "
+      "torch.tensor(0.0, device=...), each a blocking copy). Changes simulate only: the closed "
+      "form already prices each pass of a layer on its own");
+  cmd.add_flag(
       "--deferred-sends", st.deferred_sends,
       "DeepSpeed's pipeline engine: each pass's output goes out at the stage's next step, beside "
       "that step's receive, over one NCCL stream per neighbouring stage (1f1b only). Changes "
@@ -431,6 +437,7 @@ std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::S
       {"host-reads-loss", st.host_reads_loss},
       {"host-syncs-forward", st.host_syncs_each_forward},
       {"fsdp-root-reshard", st.fsdp_root_reshards},
+      {"host-syncs-mlp", st.host_syncs_before_mlp},
       {"deferred-sends", st.deferred_sends},
       {"launch-blocking", st.launch_blocking},
   };

@@ -619,6 +619,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.host_reads_loss", st.host_reads_loss);
   d.field("strategy.host_syncs_each_forward", st.host_syncs_each_forward);
   d.field("strategy.fsdp_root_reshards", st.fsdp_root_reshards);
+  d.field("strategy.host_syncs_before_mlp", st.host_syncs_before_mlp);
   d.field("strategy.deferred_sends", st.deferred_sends);
   d.field("strategy.launch_blocking", st.launch_blocking);
   d.field("strategy.pp_scatter_gather", st.pp_scatter_gather);

@@ -187,6 +187,14 @@ struct Strategy {
   // parameters), and FSDP2 before then did too (FSDPState._lazy_init set the root's
   // post_forward_mesh_info to None), as it still does where reshard_after_forward is left unset.
   bool fsdp_root_reshards = false;
+  // The host waits for the compute stream in each forward of a layer, before its MLP (so again
+  // in each full recomputation of it), and so for what the stream waits on (a receive just
+  // posted): Megatron-DeepSpeed's ParallelTransformerLayer.forward creates moe_loss and mlp_bias
+  // with torch.tensor(0.0, device=...), which copies the value from pageable host memory with
+  // non_blocking=False (PyTorch's internal_new_from_data, torch/csrc/utils/tensor_new.cpp), a
+  // copy that synchronises the stream (copy_kernel_cuda's memcpy_and_sync,
+  // aten/src/ATen/native/cuda/Copy.cu: cudaStreamSynchronize).
+  bool host_syncs_before_mlp = false;
   // DeepSpeed's PipelineEngine (TrainSchedule, 1F1B only): a pass's output goes out at the stage's
   // next step beside that step's receive, SendGrad before RecvActivation ahead of a forward and
   // RecvGrad before SendActivation ahead of a backward, and each neighbouring stage is one NCCL

@@ -434,6 +434,10 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   st.overlap_dp_comm = false;
   st.fused_cross_entropy = false;
   st.host_reads_loss = true;
+  // Megatron-DeepSpeed's layers (ParallelTransformerLayer.forward, which GPTModelPipe's layers
+  // extend) make two scalars on the GPU with torch.tensor between attention and MLP, each a
+  // blocking copy that waits for the compute stream.
+  st.host_syncs_before_mlp = true;
   // DeepSpeed's throughput timer does not synchronise under its PipelineEngine: the sync in
   // ThroughputTimer.start() waits for two counted steps, and only DeepSpeedEngine.step() counts
   // them (PipelineEngine._exec_optimizer_step calls _take_model_step). The first and last stages

@@ -258,6 +258,7 @@ class StepBuilder {
       const bool comm = mode != OpPass::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
       const OpPass edge_mode = forward ? OpPass::kForward : OpPass::kBackward;
       const bool async_edge = mode == OpPass::kBackward && async_backward_edge(op);
+      if (forward && op.starts_mlp && st_.host_syncs_before_mlp) synchronise_stream();
       if (comm) {
         if (!async_edge) tp_edge(op, edge_mode, true, layer, mb);
         ep_edge(op, edge_mode, true, layer, mb);
@@ -480,11 +481,15 @@ class StepBuilder {
   void allocate(double bytes) { g_.mutable_task(last_).memory_delta += bytes; }
 
   // The stages that load the micro-batch (tokens on the first, labels on the last) wait for the
-  // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu(), and a copy from
-  // pageable host memory synchronises the stream, with what the stream already waits for (a
-  // receive posted by torch.distributed's recv, whose wait() makes the stream wait).
+  // GPU first: Megatron's broadcast_data copies the batch sizes back with .cpu().
   void load_micro_batch(int model_chunk) {
-    if (model_chunk != 0 && model_chunk != chunks_ - 1) return;
+    if (model_chunk == 0 || model_chunk == chunks_ - 1) synchronise_stream();
+  }
+
+  // A blocking copy between the GPU and pageable host memory synchronises the compute stream: the
+  // host waits for the kernels launched so far and for what the stream already waits for (a
+  // receive posted by torch.distributed's recv, whose wait() makes the stream wait).
+  void synchronise_stream() {
     host_waits_for(last_);
     for (TaskId id : pending_) host_waits_for(id);
   }

@@ -495,6 +495,7 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     out.back().op_checkpoint_recompute = (gated == odd) ? 1 : 0;
   }
   out[mlp_start].tp_edge = BlockEdge::kStart;
+  out[mlp_start].starts_mlp = true;
   out.back().tp_edge = BlockEdge::kEnd;
   if (m.sandwich_norm) out.add(norm("mlp_post_norm", rep, m.hidden, e, s));
   out.add(residual("mlp_residual", rep, m.hidden, e, fused, dropout));

@@ -43,6 +43,7 @@ struct Op {
   double bwd_bytes = 2;    // backward bytes / forward bytes
   bool fp8_capable = false;  // runs in FP8 when the strategy's dtype is FP8 (linear layers)
   bool core_attention = false;  // recomputed by selective recomputation (Korthikanti §5)
+  bool starts_mlp = false;      // the MLP block's first op (a MoE layer's router)
   BlockEdge tp_edge = BlockEdge::kNone;  // attention and MLP blocks of tensor parallelism
   BlockEdge ep_edge = BlockEdge::kNone;  // routed-expert block of expert parallelism
   // Share of this GEMM's forward that torchtitan's op-level checkpointing recomputes: it saves

@@ -550,7 +550,7 @@ TEST(Cli, AHostThatWaitsForTheGpuSlowsALaunchBoundSimulationAndLeavesTheEstimate
   // shows only where a receive comes before the forward.
   const std::string launch_bound =
       " --model llama3.1-8b --gpus 2 --pp 2 --pipeline-transfers stream --global-batch 4 --seq 128";
-  for (const std::string flag : {" --host-reads-loss", " --host-syncs-forward"}) {
+  for (const std::string flag : {" --host-reads-loss", " --host-syncs-forward", " --host-syncs-mlp"}) {
     EXPECT_GT(step_time_s("simulate" + launch_bound + flag), step_time_s("simulate" + launch_bound))
         << flag;
     EXPECT_EQ(step_time_s("estimate" + launch_bound + flag), step_time_s("estimate" + launch_bound))

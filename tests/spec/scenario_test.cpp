@@ -439,6 +439,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.host_reads_loss = false\n"
             "strategy.host_syncs_each_forward = false\n"
             "strategy.fsdp_root_reshards = false\n"
+            "strategy.host_syncs_before_mlp = false\n"
             "strategy.deferred_sends = false\n"
             "strategy.launch_blocking = false\n"
             "strategy.pp_scatter_gather = false\n"

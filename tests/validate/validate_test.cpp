@@ -276,6 +276,9 @@ TEST(ReadTable,
   // The pipeline engine's throughput timer never synchronises (it waits for steps counted by
   // engine.step(), which the pipeline engine never calls).
   EXPECT_FALSE(tp1.host_syncs_each_forward);
+  // Megatron-DeepSpeed's layers make two scalars on the GPU with torch.tensor before the MLP.
+  EXPECT_TRUE(tp1.host_syncs_before_mlp);
+  EXPECT_TRUE(tp2.host_syncs_before_mlp);
 }
 
 TEST(ReadTable, NarayanansPipelinesScatterAndGatherTheirTensors) {

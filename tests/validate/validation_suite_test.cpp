@@ -448,9 +448,11 @@ TEST(ValidationSuite, VtrainSingleNodeThroughTheSimulatorStaysWithinItsRatchet) 
   // Stop 43 (2026-11-27): 0.0936 (0.09353), up: DeepSpeed's pipeline engine never runs its
   // throughput timer's synchronize (it never counts the steps that arm it), so the host no
   // longer synchronises before every forward; the first and last stages wait at each data load,
-  // for the input just received too.
-  EXPECT_LE(r.overall.mape,
-            0.0936);  // 0.0932 with each linear bias's gradient summed in a kernel of its own
+  // for the input just received too. Then 0.0936 (0.0932) with each linear bias's gradient summed
+  // in a kernel of its own; 0.0731 (0.07303) with the host waiting for the stream before each
+  // layer's MLP (Megatron-DeepSpeed's torch.tensor scalars), which keeps it from launching ahead
+  // of the output head's backward and, on middle stages, into the pipeline's bubble.
+  EXPECT_LE(r.overall.mape, 0.0731);
 }
 
 // Training steps measured by tools/measure_step.py on one H100: every setting known.
@@ -551,8 +553,9 @@ TEST(ValidationSuite, VtrainMultiNodeThroughTheSimulatorStaysWithinItsRatchet) {
   // output sent at the stage's next step over one NCCL stream per neighbour. Stop 32: 0.1220 with
   // the tied embedding's sync. Stop 34: 0.1203 with the optimizer's passes around Adam. Stop 35:
   // 0.1129 with the weight gradients' separate accumulation.
-  expect_ratchet(r, {{"vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)",
-                      0.109}});  // 0.1085, bias gradients
+  // 0.109 (0.1085) with bias gradients; 0.1068 (0.10671) with the host waiting for the stream
+  // before each layer's MLP (Megatron-DeepSpeed's torch.tensor scalars).
+  expect_ratchet(r, {{"vTrain ground_truth_multi (Megatron-DeepSpeed, A100 nodes)", 0.1068}});
 }
 
 }  // namespace
