@@ -1,6 +1,7 @@
 #include "workload/step_costs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/compute.h"
 #include "workload/model_size.h"
@@ -79,28 +80,76 @@ constexpr double kNarrowHostS = 3e-6, kViewHostS = 2e-6, kSelectHostS = 3e-6, kC
 // - PyTorch stages them in one flat buffer and copies each slice, selected from it, with a copy of
 //   its own (ProcessGroupNCCL): out after the all-gather, the host launching the copies while the
 //   collective runs; in before the reduce-scatter, which starts after the last copy.
-// Each copy costs the larger of its GPU time and its host time. Tensors under DeepSpeed's
-// persistence threshold stay whole on every rank and never move.
-// The tensors of `layer`'s first `ops` operators.
+// Each copy costs the larger of its GPU time and its host time. One tensor of `bytes`:
+double list_collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s) {
+  const bool gather = kind == CollectiveKind::kAllGather;
+  const double slice_views = group.size * (gather ? kNarrowHostS : kViewHostS + kNarrowHostS);
+  const double host_copies = group.size * (kSelectHostS + kCopyHostS);
+  const double collective = collective_s(kind, bytes, group, s);
+  const double gpu_copies = group.size * cost::memory_time_s(2 * bytes / group.size, s.cluster.gpu);
+  return slice_views + (gather ? std::max(collective + gpu_copies, host_copies)
+                               : std::max(gpu_copies, host_copies) + collective);
+}
+
+// The tensors of `layer`'s first `ops` operators, each through list_collective_s.
+// - Tensors under DeepSpeed's persistence threshold stay whole on every rank and are never
+//   gathered, but their gradients are reduce-scattered as the others': every parameter's gradient
+//   hook adds it to the reduction bucket (stage3.py, reduce_independent_p_g_buckets_and_remove_grads),
+//   and the bucket reduce-scatters each of its parameters on its own
+//   (partition_parameters.py, _reduce_scatter_gradients, DeepSpeed 0.3.13-0.3.16).
+// - _allgather_param gathers into a buffer it allocates with torch.zeros, whose fill kernel writes
+//   the whole tensor before the host's torch.cuda.synchronize() returns.
 double per_tensor_s(CollectiveKind kind, double bytes_per_element, const LayerOps& layer, std::size_t ops,
                     const spec::Scenario& s) {
   const GroupShape group = gradient_group(s.strategy);
   if (group.size <= 1) return 0;
   const bool gather = kind == CollectiveKind::kAllGather;
-  const double slice_views = group.size * (gather ? kNarrowHostS : kViewHostS + kNarrowHostS);
-  const double host_copies = group.size * (kSelectHostS + kCopyHostS);
   double seconds = 0;
   for (std::size_t i = 0; i < ops; ++i) {
     for_each_trained_tensor(layer[i], [&](double elements) {
-      if (elements <= kDeepSpeedPersistenceThreshold) return;
+      if (gather && elements <= kDeepSpeedPersistenceThreshold) return;
       const double bytes = bytes_per_element * elements;
-      const double collective = collective_s(kind, bytes, group, s);
-      const double gpu_copies = group.size * cost::memory_time_s(2 * bytes / group.size, s.cluster.gpu);
-      seconds += slice_views + (gather ? std::max(collective + gpu_copies, host_copies)
-                                       : std::max(gpu_copies, host_copies) + collective);
+      const double fill = gather ? cost::memory_time_s(bytes, s.cluster.gpu) : 0;
+      seconds += fill + list_collective_s(kind, bytes, group, s);
     });
   }
   return seconds;
+}
+
+// The persistent tensors DeepSpeed 0.3.x gathers again after each optimizer step. The backward
+// ends by re-partitioning every parameter, the persistent ones too (stage3.py, backward:
+// _partition_all_parameters, release_and_reset_parameter), and _post_step gathers those back with
+// one list-form all-gather of all their shards (persistent_parameters[0].all_gather, not
+// asynchronous: partition_parameters.py, _allgather_params). Before it a narrow and a copy_ put
+// each parameter's own shard in; after it a Python loop copies each rank's piece of each parameter
+// out into a new tensor, with a narrow, a view, a narrow and a copy_ per rank whose piece holds
+// part of the parameter. Its pipeline engine refuses ZeRO-3 (PipelineEngine asserts a ZeRO stage
+// below 2), so the rank holds the whole model: every layer, the embedding and the head.
+double persistent_regather_s(const spec::Scenario& s) {
+  const GroupShape group = gradient_group(s.strategy);
+  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking || group.size <= 1) return 0;
+  const double ranks = group.size, bytes_per_element = weight_bytes(s.strategy);
+  const double copy_host = 2 * kNarrowHostS + kViewHostS + kCopyHostS;
+  double elements = 0, copies = 0;
+  const auto add = [&](const LayerOps& ops, double times) {
+    for (const Op& op : ops) {
+      for_each_trained_tensor(op, [&](double tensor) {
+        if (tensor <= 0 || tensor > kDeepSpeedPersistenceThreshold) return;
+        const double piece = std::ceil(tensor / ranks);
+        const double per_rank = std::max(cost::memory_time_s(2 * bytes_per_element * piece, s.cluster.gpu), copy_host);
+        elements += times * tensor;
+        copies += times * (kNarrowHostS + kCopyHostS + std::ceil(tensor / piece) * per_rank);
+      });
+    }
+  };
+  const spec::ModelSpec& m = s.model;
+  int moe_layers = 0;
+  for (int l = 0; l < m.layers; ++l) moe_layers += m.is_moe_layer(l);
+  add(layer_ops(s, false), m.layers - moe_layers);
+  if (moe_layers > 0) add(layer_ops(s, true), moe_layers);
+  add(embedding_ops(s), 1);
+  add(head_ops(s), 1);
+  return copies + list_collective_s(CollectiveKind::kAllGather, bytes_per_element * elements, group, s);
 }
 
 // How many of a layer's first operators DeepSpeed 0.3.x gathers again for the backward after
@@ -554,7 +603,7 @@ double optimizer_s(const spec::Scenario& s, double params) {
   const spec::GpuSpec& gpu = s.cluster.gpu;
   const double efficiency =
       gpu.optimizer_memory_efficiency > 0 ? gpu.optimizer_memory_efficiency : gpu.memory_efficiency;
-  return cost::streaming_time_s(bytes, gpu, efficiency, 0);
+  return cost::streaming_time_s(bytes, gpu, efficiency, 0) + persistent_regather_s(s);
 }
 
 }  // namespace stepcast::workload

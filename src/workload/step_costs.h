@@ -227,7 +227,9 @@ double dp_gather_s(const spec::Scenario& s, const cost::GroupLinks& gradient, do
 /// ReduceTiedGrads); 0 without a copy (tied_embedding_copy_params).
 double tied_embedding_sync_s(const spec::Scenario& s);
 /// The optimizer step over a stage of `params` parameters: Adam over the ZeRO shard this GPU
-/// updates and the memory passes around it that Strategy::optimizer_step names.
+/// updates and the memory passes around it that Strategy::optimizer_step names; under DeepSpeed
+/// 0.3.x's ZeRO-3 (ShardedCollectives::kPerTensorBlocking) also the gather of the persistent
+/// parameters that ends its step.
 double optimizer_s(const spec::Scenario& s, double params);
 
 }  // namespace stepcast::workload

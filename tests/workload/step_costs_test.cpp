@@ -35,10 +35,14 @@ constexpr auto kPerParameter = spec::ShardedCollectives::kPerParameter;
 
 // A GPT layer's tensors: QKV (h x 3h), projection (h x h), MLP up (h x 4h) and down (4h x h)
 // weights, four biases and two LayerNorms' scales and shifts. The biases and norms (at most 4h =
-// 49,152 elements) sit under DeepSpeed's persistence threshold of 1e5 and never move.
+// 49,152 elements) sit under DeepSpeed's persistence threshold of 1e5 and are never gathered.
 std::vector<double> moved_tensor_elements(const spec::Scenario& s) {
   const double h = s.model.hidden;
   return {3 * h * h, h * h, 4 * h * h, 4 * h * h};
+}
+std::vector<double> persistent_tensor_elements(const spec::Scenario& s) {
+  const double h = s.model.hidden;
+  return {h, h, 3 * h, h, h, h, 4 * h, h};  // norm, QKV bias, projection bias, norm, MLP biases
 }
 
 // FP32 weights under autocast (Composer's DEFAULT FSDP of 2023): ZeRO-3 gathers 4 bytes per
@@ -62,27 +66,31 @@ TEST(AutocastFp32Weights, GatherFp32AndCastEachLinearsWeightAndGradient) {
   }
 }
 
-TEST(ShardedCollectives, PerTensorGathersPayTheirSliceViewsThenTheCollectiveOrTheHostsCopiesWhicheverIsLonger) {
+TEST(ShardedCollectives, PerTensorGathersZeroTheirBufferPayTheirSliceViewsThenTheCollectiveOrTheHostsCopies) {
   const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
   const int n = 1536;
   double expected = 0;
   for (const double elements : moved_tensor_elements(s)) {
     const double bytes = 2 * elements;  // BF16
-    // DeepSpeed narrows the gathered buffer n times in Python (3 us each, GPU idle); PyTorch then
-    // selects and copies each of the n slices out of its staging buffer (3 + 12 us of host time
-    // each), launching the copies while the collective runs.
+    // DeepSpeed fills the buffer it gathers into with zeros (torch.zeros) and narrows it n times
+    // in Python (3 us each, GPU idle); PyTorch then selects and copies each of the n slices out of
+    // its staging buffer (3 + 12 us of host time each), launching the copies while the
+    // collective runs.
     const double gpu = collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
                        n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
-    expected += n * 3e-6 + std::max(gpu, n * 15e-6);
+    expected += cost::memory_time_s(bytes, s.cluster.gpu) + n * 3e-6 + std::max(gpu, n * 15e-6);
   }
   EXPECT_NEAR(fsdp_gather_s(s, false), expected, 1e-12);
 }
 
-TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollectiveStarts) {
+TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollectiveStartsPersistentTensorsToo) {
   const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
   const int n = 1536;
   double expected = 0;
-  for (const double elements : moved_tensor_elements(s)) {
+  std::vector<double> tensors = moved_tensor_elements(s);
+  // The persistent tensors' gradients go through the reduction buckets as the others'.
+  for (const double elements : persistent_tensor_elements(s)) tensors.push_back(elements);
+  for (const double elements : tensors) {
     const double bytes = gradient_bytes(s.strategy) * elements;
     // A view and a narrow of the gradient per slice in Python (2 + 3 us), then the n copies in
     // (3 + 12 us of host time each, far above their GPU time) and only then the collective.
@@ -98,7 +106,34 @@ double tensor_gather_s(double elements, const spec::Scenario& s) {
   const double bytes = 2 * elements;
   const double gpu = collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
                      n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
-  return n * 3e-6 + std::max(gpu, n * 15e-6);
+  return cost::memory_time_s(bytes, s.cluster.gpu) + n * 3e-6 + std::max(gpu, n * 15e-6);
+}
+
+TEST(ShardedCollectives, DeepSpeedGathersThePersistentParametersAgainAfterEachOptimizerStep) {
+  // The backward re-partitions them; _post_step gathers all their shards at once, then copies
+  // each rank's piece of each into the parameter: a narrow, a view, a narrow and a copy_ (20 us of
+  // host time, above the copy's GPU time), and one narrow and copy_ before, its own shard in.
+  const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
+  const int n = 1536;
+  std::vector<double> tensors;
+  for (int l = 0; l < s.model.layers; ++l) {
+    for (const double elements : persistent_tensor_elements(s)) tensors.push_back(elements);
+  }
+  const double h = s.model.hidden;
+  tensors.insert(tensors.end(), {h, h});  // the final norm
+  double elements = 0, copies = 0;
+  for (const double t : tensors) {
+    elements += t;
+    ASSERT_EQ(static_cast<int>(t) % n, 0);  // GPT-3's widths split evenly: a piece on every rank
+    copies += 15e-6 + n * 20e-6;
+  }
+  const double bytes = 2 * elements;
+  const double gather = n * 3e-6 + std::max(collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
+                                                n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu),
+                                            n * 15e-6);
+  const spec::Scenario per_layer = zero3_gpt3(1536, kPerLayer);
+  const double params = 1e9;
+  EXPECT_NEAR(optimizer_s(s, params) - optimizer_s(per_layer, params), copies + gather, 1e-9);
 }
 
 TEST(ShardedCollectives, AfterRecomputationDeepSpeedGathersAgainAllButTheMlpDownProjection) {
