@@ -22,7 +22,7 @@ using workload::Op;
 using workload::OpKind;
 
 // A layer of no kernels: the MoE layer of a dense model.
-constexpr PassTimes kNoLayer{};
+const PassTimes kNoLayer{};
 
 // A kind of layer (dense or MoE) as priced for one micro-batch: its kernels, its exposed TP and
 // CP communication and host time, ZeRO-3's collectives of one such layer, and what those expose
@@ -86,7 +86,7 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apar
   const PassStream fwd{k.fwd, k.beside.fwd, k.beside.fwd, links.apart.fwd, links.shared.fwd, links.fwd_side};
   const PassStream bwd{k.bwd + k.recompute, k.beside.bwd + k.beside.recompute,
                        k.beside_two.bwd + k.beside_two.recompute, links.apart.bwd, links.shared.bwd,
-                       links.bwd_side};
+                       links.bwd_side, &k.bwd_order};
   // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
   // gradients' copy in is exposed, as the copies out are.
   const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
@@ -97,8 +97,8 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apar
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     const PassStream input{k.bwd - k.wgrad + k.recompute, k.beside.bwd - k.beside.wgrad + k.beside.recompute,
                            k.beside_two.bwd - k.beside_two.wgrad + k.beside_two.recompute, links.apart.bwd,
-                           links.shared.bwd, links.bwd_side};
-    weight = exposed_bwd - (overlapped_s(input.alone(), {input.beside_group(before.gather, 1, {0, before.gather})}) - input.alone() +
+                           links.shared.bwd, links.bwd_side, &k.input_order};
+    weight = exposed_bwd - (input.overlapped({input.beside_group(before.gather, 1, {0, before.gather})}) - input.alone() +
                             mine.copy_out);
   }
   const double head = forward_head_start(before_kind.passes.fwd, before.copy_out, mine.gather);

@@ -17,6 +17,16 @@ using workload::Op;
 PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
   PassTimes t;
   const workload::OpPricer op_times(s, workload::layer_overlap(s, shares));
+  // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
+  const double recomputed = workload::recomputed_layer_fraction(s.strategy);
+  // A layer's backward recomputes before its ops' backward: torchtitan wraps each block in
+  // checkpoint_wrapper (non-reentrant) before fully_shard, so FSDP2's pre-backward hook on the
+  // block's output (FSDPState._pre_backward) gathers, copies out and prefetches first, and the
+  // recomputation runs when the block's backward first unpacks a saved tensor
+  // (torch.utils.checkpoint's unpack hook); the collectives started then meet those kernels.
+  // Only ZeRO-3's exposure walks the order (sharded_exposure), beside one collective or two.
+  const bool ordered = s.strategy.zero_stage >= 3 && shares >= cost::Shares::kBesideTwo;
+  Kernel input;  // the ops' input gradients together
   bool before_attention = true;
   for (const Op& op : ops) {
     before_attention = before_attention && !op.core_attention;
@@ -41,9 +51,18 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
     t.host_fwd += o.host_fwd;
     t.host_bwd += o.host_bwd();
     if (share > 0) t.host_recompute += o.host_fwd;
+    if (!ordered) continue;
+    if (share > 0) {
+      const double times = share * recomputed;
+      t.bwd_order.add({times * o.fwd, times * c.fwd, times * c2.fwd});
+      t.input_order.add(t.bwd_order[t.bwd_order.size() - 1]);
+    }
+    input = {input.alone + o.bwd_input, input.beside + c.bwd_input, input.beside_two + c2.bwd_input};
   }
-  // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
-  const double recomputed = workload::recomputed_layer_fraction(s.strategy);
+  if (ordered) {
+    t.bwd_order.add({t.bwd, t.beside.bwd, t.beside_two.bwd});
+    t.input_order.add(input);
+  }
   t.recompute *= recomputed;
   t.beside.recompute *= recomputed;
   t.beside_two.recompute *= recomputed;
@@ -53,7 +72,7 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares share
 
 double sharded_forward_s(const PassStream& pass, double gather, double copy_out, double head_start) {
   const Phase beside = pass.beside_group(gather, 1, {0, gather});
-  const double both = overlapped_s(pass.alone(), {beside});  // the kernels and the gather
+  const double both = pass.overlapped({beside});  // the kernels and the gather
   // The kernels end within `beside` seconds, before the gather where it outlasts them.
   return std::max(copy_out + std::min(both, beside.beside), both - head_start);
 }
@@ -71,11 +90,10 @@ double sharded_backward_s(const PassStream& pass, double gather, double copy_in,
   // The phases follow one another from the pass's start (the gather's prefetch and the previous
   // layer's reduce-scatter start with it: FSDPParamGroup.pre_backward, post_backward).
   const double both = 2 * std::min(shared, scatter), one = std::abs(shared - scatter);
-  return overlapped_s(pass.alone(),
-                      {pass.beside_group(std::min(gather, copy_in), 1, {0, std::min(gather, copy_in)}),
-                       {std::max(0.0, copy_in - gather), pass.beside_kernel()},
-                       pass.beside_group(both, 2, {copy_in, copy_in + both}),
-                       pass.beside_group(one, 1, {copy_in + both, copy_in + both + one})}) +
+  return pass.overlapped({pass.beside_group(std::min(gather, copy_in), 1, {0, std::min(gather, copy_in)}),
+                          pass.beside_kernel(std::max(0.0, copy_in - gather)),
+                          pass.beside_group(both, 2, {copy_in, copy_in + both}),
+                          pass.beside_group(one, 1, {copy_in + both, copy_in + both + one})}) +
          copy_out;
 }
 

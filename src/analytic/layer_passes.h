@@ -64,6 +64,12 @@ struct PassTimes {
       recompute += t.fwd * recompute_share;
     }
   } beside, beside_two;
+  // The backward's kernels in the order it runs them (workload/build.cpp, layer_pass): the
+  // recomputed forward ops first, each on its own (the average layer's share of them), then the
+  // backward's, together as one kernel of their average shares, as a forward's are: the pass's
+  // TP, CP and EP collectives, which the closed form spreads over its kernels, sit between them
+  // at the blocks' edges. The same for ZB-H1's input-gradient pass.
+  KernelOrder bwd_order, input_order;
 };
 
 // The layer's ops priced with the given shares of the GPU beside collectives.

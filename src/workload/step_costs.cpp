@@ -126,9 +126,11 @@ double per_tensor_s(CollectiveKind kind, double bytes_per_element, const LayerOp
 // part of the parameter. Its pipeline engine refuses ZeRO-3 (PipelineEngine asserts a ZeRO stage
 // below 2), so the rank holds the whole model: every layer, the embedding and the head.
 double persistent_regather_s(const spec::Scenario& s) {
-  const GroupShape group = gradient_group(s.strategy);
-  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking || group.size <= 1) return 0;
-  const double ranks = group.size, bytes_per_element = weight_bytes(s.strategy);
+  const spec::Strategy& st = s.strategy;
+  if (st.zero_stage < 3 || st.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
+  const GroupShape group = gradient_group(st);
+  if (group.size <= 1) return 0;
+  const double ranks = group.size, bytes_per_element = weight_bytes(st);
   const double copy_host = 2 * kNarrowHostS + kViewHostS + kCopyHostS;
   double elements = 0, copies = 0;
   const auto add = [&](const LayerOps& ops, double times) {

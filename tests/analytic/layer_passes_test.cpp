@@ -33,6 +33,26 @@ TEST(LayerPasses, Fsdp2sBackwardGatherWaitsForTheCopyOutWhileTheReduceScatterSta
   EXPECT_DOUBLE_EQ(sharded_backward_s(kPass, 4, 0, 4, 0), overlapped_s(10, {kPass.beside_group(8, 2, kWholePass)}));
 }
 
+TEST(LayerPasses, CommunicationStartedWithAPassMeetsItsFirstKernelsAtTheirOwnSlowdown) {
+  // A kernel of 4 s alone (8 s beside a collective) before one of 6 s that nothing slows: a 4 s
+  // collective started with the pass runs beside the first, which does half its work meanwhile,
+  // 4 + 2 + 6. Spread over both at their average (10 s alone, 14 s beside), it would have cost
+  // the pass less: 4 + 10 (1 - 4/14).
+  KernelOrder order;
+  order.add({4, 8, 8});
+  order.add({6, 6, 6});
+  PassStream pass{.kernels = 10, .beside = 14, .beside_two = 14};
+  EXPECT_DOUBLE_EQ(overlapped_s(10, {pass.beside_group(4, 1, kWholePass)}), 4 + 10 * (1 - 4.0 / 14));
+  pass.order = &order;
+  EXPECT_DOUBLE_EQ(pass.overlapped({pass.beside_group(4, 1, kWholePass)}), 12);
+  // One kernel in order is the pass's average.
+  KernelOrder whole;
+  whole.add({10, 20, 30});
+  PassStream one = kPass;
+  one.order = &whole;
+  EXPECT_DOUBLE_EQ(sharded_backward_s(one, 4, 3, 3, 2), sharded_backward_s(kPass, 4, 3, 3, 2));
+}
+
 TEST(LayerPasses, Fsdp2sForwardGatherOfAMoeLayerStartsBesideTheMoeLayerTwoBack) {
   // A dense layer (copy out 1 s, kernels 10 s) between MoE layers (copy out 5 s, kernels 12 s,
   // gathers 40 s; the dense gather 2 s). The next MoE gather waits for the previous MoE layer's

@@ -192,8 +192,12 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // Stop 45: 0.0811 (0.08103) with the eager loss's measured cost. Stop 52 (2026-11-28):
        // 0.0770 (0.07690) with FSDP2's gathers waiting for the copy out, as above. 2026-11-28:
        // 0.0762 (0.07618) with each forward's first gather waiting for its start, as above.
-       // Stop 54 (2026-11-28): 0.0784 (0.07840), up, with the root unit kept gathered, as above.
-       {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.0784},
+       // Stop 54 (2026-11-28): 0.0784 (0.07840), up, with the root unit kept gathered, as above;
+       // 0.0806 (0.08058), up, with the recomputed ops that open each backward slowed by their own
+       // shares beside ZeRO-3's collectives, not the pass's average: torchtitan wraps each block
+       // in checkpoint_wrapper before fully_shard, so FSDPState._pre_backward gathers and
+       // prefetches before torch.utils.checkpoint recomputes (as the simulator runs them).
+       {"torchtitan docs/performance.md (@0413364, older A100 version)", 0.0806},
        // Later 0.251 (was 0.277): the A100 40GB rows ran attn_impl triton, a
        // FlashAttention-1 generation kernel, at half FlashAttention-2's rate.
        // Stop 43: 0.2478 (0.24771) with the H100's measured attention curve, as above; 0.2424
@@ -204,8 +208,9 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // DEFAULT rows' FP32 gradient reduction (Composer's DEFAULT since its PR #2047).
        // 2026-11-28: 0.2169 (0.21688) with each forward's first gather waiting for its start, as
        // above. Stop 54 (2026-11-28): 0.2182 (0.21813), up, with FSDP1's root unit kept gathered
-       // from forward to backward (_post_forward_reshard), as above.
-       {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.2182}});
+       // from forward to backward (_post_forward_reshard), as above; 0.2183 (0.21821), up, with the
+       // recomputed ops that open each backward slowed by their own shares, as above.
+       {"MosaicML llm-foundry scripts/train/benchmarking/README.md (@061f2c7)", 0.2183}});
   // 2026-11-22: 0.275 (0.295 before the host's slice copies of Table 2's ZeRO-3, 0.445 before its
   // per-tensor collectives, 0.335 before SMs).
   // 2026-11-23: 0.2605 with async TP's GEMMs split into a piece per rank; 0.255 with FP8's
@@ -234,9 +239,11 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // with the interleaved warm-up's wait (Llama 3 above). 2026-11-28: 0.2170 (0.21697) with each
   // chunk's first forward gather waiting for the forward to start (torchtitan above). Stop 54
   // (2026-11-28): 0.2181 (0.21801), up, with the root unit kept gathered (torchtitan above);
-  // 0.2036 (0.20357) with DeepSpeed 0.3.x's persistent tensors priced (Narayanan Table 2 above).
+  // 0.2036 (0.20357) with DeepSpeed 0.3.x's persistent tensors priced (Narayanan Table 2 above);
+  // 0.2038 (0.20380), up, with the recomputed ops that open each backward slowed by their own
+  // shares beside ZeRO-3's collectives (torchtitan above).
   EXPECT_LE(r.overall.mape,
-            0.2036);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
+            0.2038);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
                       // accumulation (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257);
                       // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted

@@ -134,6 +134,12 @@ TEST(ShardedCollectives, DeepSpeedGathersThePersistentParametersAgainAfterEachOp
   const spec::Scenario per_layer = zero3_gpt3(1536, kPerLayer);
   const double params = 1e9;
   EXPECT_NEAR(optimizer_s(s, params) - optimizer_s(per_layer, params), copies + gather, 1e-9);
+  // Below ZeRO-3 nothing is partitioned, whatever the collectives' setting.
+  spec::Scenario zero2 = s;
+  zero2.strategy.zero_stage = 2;
+  spec::Scenario zero2_per_layer = per_layer;
+  zero2_per_layer.strategy.zero_stage = 2;
+  EXPECT_EQ(optimizer_s(zero2, params), optimizer_s(zero2_per_layer, params));
 }
 
 TEST(ShardedCollectives, AfterRecomputationDeepSpeedGathersAgainAllButTheMlpDownProjection) {
