@@ -80,13 +80,13 @@ GridDim grid_dim(const spec::GpuSpec::GemmGrid& grid, double x) { return {std::m
 // Inlined: as a call, three per linear layer, it took 3% more instructions per 405B estimate (callgrind).
 __attribute__((always_inline)) inline double measured_gemm_s(const spec::GpuSpec::GemmGrid& grid, const GridDim& m,
                                                              const GridDim& n, const GridDim& k, double peak_flops) {
+  // The cell's corner, and the next n and m rows as strides from it: indexing each of its four
+  // k rows from (m, n, k) took 60 instructions of the call's 400 (callgrind, 405B).
   const std::size_t s = grid.sizes.size();
-  const auto along_k = [&](std::size_t im, std::size_t in) {
-    const double* row = &grid.efficiency[(im * s + in) * s + k.at.i];
-    return lerp(row[0], row[1], k.at.weight);
-  };
-  const auto along_n = [&](std::size_t im) { return lerp(along_k(im, n.at.i), along_k(im, n.at.i + 1), n.at.weight); };
-  const double efficiency = lerp(along_n(m.at.i), along_n(m.at.i + 1), m.at.weight);
+  const double* corner = &grid.efficiency[(m.at.i * s + n.at.i) * s + k.at.i];
+  const auto along_k = [&](const double* row) { return lerp(row[0], row[1], k.at.weight); };
+  const auto along_n = [&](const double* row) { return lerp(along_k(row), along_k(row + s), n.at.weight); };
+  const double efficiency = lerp(along_n(corner), along_n(corner + s * s), m.at.weight);
   return 2 * m.size * n.size * k.size / (peak_flops * efficiency);
 }
 
@@ -111,8 +111,9 @@ double gemm_traffic_s(double bytes, const spec::GpuSpec& gpu) {
 // SMs left, each as long as one of its own waves. A batch's instances run as one GEMM that many
 // times taller (one kernel, the same tiles): its rows, m or for the weight gradient k, times the
 // instances. The three GEMMs are the forward's dimensions in other orders.
-LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes, const spec::GpuSpec& gpu,
-                                    Beside beside) {
+// Inlined into linear_gemm_times: as a call, 13 instructions more per 405B GEMM (callgrind).
+__attribute__((always_inline)) inline LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes,
+                                                                          const spec::GpuSpec& gpu, Beside beside) {
   const Shares shares = beside.shares;
   const double traffic = gemm_traffic_s(bytes, gpu);
   const double one = sms_beside(gpu, beside, 1), two = sms_beside(gpu, beside, 2);
@@ -141,8 +142,9 @@ LinearGemmTimes measured_gemm_times(const GemmShape& fwd, double bytes, const sp
 
 // The same from the tile model, for GPUs without a measured grid (and FP8 GEMMs): the GEMM's
 // FLOPs at the best measured rate, in waves of kTileM x kTileN tiles, k split where the tiles are
-// too few to fill the SMs.
-LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8,
+// too few to fill the SMs. Not inlined: inside aligned_gemm_times its stack frame and saved
+// registers cost the measured grid's path 25 instructions per call (callgrind, 405B).
+[[gnu::noinline]] LinearGemmTimes tiled_gemm_times(const GemmShape& fwd, double bytes, bool use_fp8,
                                  const spec::GpuSpec& gpu, Beside beside) {
   const double peak = use_fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double efficiency = use_fp8 && gpu.fp8_matmul_efficiency > 0 ? gpu.fp8_matmul_efficiency
@@ -195,6 +197,18 @@ LinearGemmTimes aligned_gemm_times(const GemmShape& fwd, double bytes, bool use_
   return tiled_gemm_times(fwd, bytes, use_fp8, gpu, beside);
 }
 
+// A 16-bit linear layer's GEMMs of odd width (odd_width), from their aligned times.
+LinearGemmTimes misaligned(const LinearGemmTimes& times, const GemmShape& fwd, const spec::GpuSpec& gpu) {
+  if (gpu.misaligned_gemm_efficiency <= 0) return scaled(times, kMisalignedSlowdown);
+  // Each of the three GEMMs at the measured rate of the fallback kernels, none faster than aligned.
+  const double seconds = 2 * fwd.m * fwd.n * fwd.k * fwd.instances /
+                         (gpu.peak_bf16_flops * gpu.misaligned_gemm_efficiency * clock_factor(gpu));
+  const auto at_measured_rate = [&](const KernelTime& t) {
+    return t.whole > 0 ? scaled(t, std::max(1.0, seconds / t.whole)) : t;
+  };
+  return {at_measured_rate(times.fwd), at_measured_rate(times.input_grad), at_measured_rate(times.weight_grad)};
+}
+
 }  // namespace
 
 double clock_factor(const spec::GpuSpec& gpu) {
@@ -226,15 +240,10 @@ LinearGemmTimes linear_gemm_times(const GemmShape& fwd, double bytes, bool fp8,
     times.fwd = scaled(pieces.fwd, row_chunks);
     if (split_input_grad) times.input_grad = scaled(pieces.input_grad, row_chunks);
   }
-  if (odd_width(fwd, fp8, gpu) <= 0) return times;
-  if (gpu.misaligned_gemm_efficiency <= 0) return scaled(times, kMisalignedSlowdown);
-  // Each of the three GEMMs at the measured rate of the fallback kernels, none faster than aligned.
-  const double seconds = 2 * fwd.m * fwd.n * fwd.k * fwd.instances /
-                         (gpu.peak_bf16_flops * gpu.misaligned_gemm_efficiency * clock_factor(gpu));
-  const auto at_measured_rate = [&](const KernelTime& t) {
-    return t.whole > 0 ? scaled(t, std::max(1.0, seconds / t.whole)) : t;
-  };
-  return {at_measured_rate(times.fwd), at_measured_rate(times.input_grad), at_measured_rate(times.weight_grad)};
+  // One result, returned from one place, so that it is built in the caller's: a return of
+  // another made it a 72-byte copy on every call.
+  if (odd_width(fwd, fp8, gpu) > 0) times = misaligned(times, fwd, gpu);
+  return times;
 }
 
 AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel kernel) {

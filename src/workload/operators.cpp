@@ -332,14 +332,6 @@ void LayerOps::add(const Op& op) {
   std::construct_at(&slots_[count_++].op, op);
 }
 
-double activation_bytes(const spec::Strategy& st) {
-  return st.dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
-}
-
-double gradient_bytes(const spec::Strategy& st) {
-  return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0;
-}
-
 double weight_bytes(const spec::Strategy& st) { return st.autocast_fp32_weights ? kFp32Bytes : 2.0; }
 
 double attention_matrices(const Scenario& s) {
@@ -357,10 +349,6 @@ bool megatron_softmax_fused(const Scenario& s) {
   const auto whole_multiple = [](double x, double of) { return std::fmod(x, of) == 0; };
   return keys > 16 && keys <= 4096 && whole_multiple(queries, 4) && whole_multiple(keys, 4) &&
          whole_multiple(attention_batches, batches_per_block);
-}
-
-double local_tokens(const Scenario& s) {
-  return s.strategy.micro_batch * static_cast<double>(s.strategy.seq_len) / s.strategy.cp;
 }
 
 namespace {

@@ -119,15 +119,20 @@ double attention_matrices(const spec::Scenario& s);
 /// optimized fused softmax kernel are not met". True under FlashAttention, which fuses it.
 bool megatron_softmax_fused(const spec::Scenario& s);
 
+// The three below are inline: the closed form asks for them some 20 times per estimate, and each
+// call cost as much as its arithmetic (callgrind, 405B).
+
 /// Tokens each GPU processes per micro-batch: micro_batch * seq_len / cp.
-double local_tokens(const spec::Scenario& s);
+inline double local_tokens(const spec::Scenario& s) {
+  return s.strategy.micro_batch * static_cast<double>(s.strategy.seq_len) / s.strategy.cp;
+}
 
 /// Bytes per activation element of the strategy (2: BF16/FP16 and FP8 training keep BF16
 /// activations; 4: FP32).
-double activation_bytes(const spec::Strategy& st);
+inline double activation_bytes(const spec::Strategy& st) { return st.dtype == spec::Dtype::kFp32 ? 4.0 : 2.0; }
 
 /// Bytes per gradient element in the strategy's reduction dtype (4: FP32; 2 otherwise).
-double gradient_bytes(const spec::Strategy& st);
+inline double gradient_bytes(const spec::Strategy& st) { return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0; }
 
 /// Bytes per weight element as ZeRO gathers and holds the weights: 4 where they stay FP32 under
 /// autocast (Strategy::autocast_fp32_weights), 2 otherwise.

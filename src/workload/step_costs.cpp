@@ -295,15 +295,6 @@ OpPricer::OpPricer(const spec::Scenario& s, const Overlap& overlap)
   gradient_shard_ = st.zero_stage >= 3 ? gradient_group(st).size : 1;
 }
 
-OpTimes OpPricer::operator()(const Op& op) const {
-  switch (op.kind) {
-    case OpKind::kMemory: return memory(op);
-    case OpKind::kAttention: return attention(op);
-    case OpKind::kGemm: break;
-  }
-  return gemm(op);
-}
-
 // The share of a step's micro-batches after the first: each adds its gradients into the
 // accumulated ones (Strategy::GradAccumulation), a kernel per trained tensor unless the
 // weight-gradient GEMM adds them itself. None for an op that trains nothing.

@@ -62,7 +62,16 @@ OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap);
 class OpPricer {
  public:
   OpPricer(const spec::Scenario& s, const Overlap& overlap);
-  OpTimes operator()(const Op& op) const;
+  // Inline, so that each kind's pricing is called from the caller's loop and builds its result
+  // there: as a call of its own, about 20 instructions per op (callgrind, 405B).
+  OpTimes operator()(const Op& op) const {
+    switch (op.kind) {
+      case OpKind::kMemory: return memory(op);
+      case OpKind::kAttention: return attention(op);
+      case OpKind::kGemm: break;
+    }
+    return gemm(op);
+  }
 
  private:
   OpTimes memory(const Op& op) const;
