@@ -163,14 +163,21 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // FSDP's FP32 flat parameters, clipped by FSDP's clip_grad_norm_ (its pretraining YAMLs'
     // gradient_clipping, clipping_threshold 1.0).
     sw.optimizer_step = spec::OptimizerStep::kInPlace;
-    // The A100 40GB table came from the benchmark script's first form: its Precision and MP Mode
-    // columns read "bf16" and "PURE", as that script wrote them (precision as given, FSDP mixed
-    // precision default PURE), and it set the model's attn_impl from --attn_impl, default
-    // 'triton' (scripts/train/benchmarking/submit_benchmarks.py): flash_attn_triton.py, a
-    // FlashAttention-1 generation kernel. The H100 and most A100 80GB rows read "amp_bf16" and
-    // "DEFAULT", as the script's later form wrote them: the one copy found (undated) installs
-    // llm-foundry's gpu-flash2 extra and defaults --attn_impl to flash, FlashAttention-2.
-    if (contains(gpu, "40GB")) sw.attention = AttentionKernel::kFlashV1;
+    // Every table ran a FlashAttention-1-generation kernel. The A100 40GB table came from the
+    // benchmark script's first form: its Precision and MP Mode columns read "bf16" and "PURE", as
+    // that script wrote them, and it set the model's attn_impl from --attn_impl, default 'triton'
+    // (scripts/train/benchmarking/submit_benchmarks.py): flash_attn_triton.py. The H100 table and
+    // the A100 80GB table's amp_bf16 rows came from the benchmark branch of llm-foundry PR #543
+    // (merged October 2023 with the README @061f2c7): its results file
+    // (scripts/train/benchmarking/h100new.md @beb8dee) lists these rows with the image
+    // mosaicml/pytorch:2.1.0_cu121-nightly20230827, and the submit_benchmarks.py that handles such
+    // nightly images (@803e671) installs llm-foundry's `gpu` extra (FlashAttention 1: llm-foundry
+    // issue #722), pip-installs flash-attn==1.0.7 on every H100 run, writes amp_<precision> with
+    // FSDP's DEFAULT mixed precision, and defaults --attn_impl to 'triton'; the sweep that lists
+    // the tables' runs (sweep.sh) passes no --attn_impl. MPT took FlashAttention-2 only in
+    // llm-foundry v0.4.0 (PRs #651, #666, #672, after these runs). The copy that installs the
+    // gpu-flash2 extra and defaults to flash (@51652ea) is later: it pins flash-attn 2.4.2.
+    sw.attention = AttentionKernel::kFlashV1;
     // The rows whose Precision and MP Mode read amp_bf16 and DEFAULT (all but the A100 40GB
     // table and its 80GB table's two 70B rows, which read bf16 and PURE) reduce FP32 gradients:
     // since Composer PR #2047 (March 2023, before llm-foundry v0.2.0's Composer 0.15) DEFAULT
