@@ -502,7 +502,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The layers' kernels overlap collectives (ZeRO-3 two at once in backward, and the attention
   // the CP ring beside a bucket or gather of the gradient group on its links); the slowdowns of
   // the embedding and head are taken as the layers'.
-  const bool ring_beside_group = st.cp_exchange == spec::CpExchange::kRing &&
+  const bool ring_beside_group = st.cp_exchange != spec::CpExchange::kAllGather &&
                                  workload::crosses_gradient_links(st, s.cluster, Axis::kCp);
   const cost::Shares shares =
       st.zero_stage >= 3 || ring_beside_group ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
@@ -709,7 +709,7 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The output head runs its forward after every layer's parameters are needed and its backward
   // before any layer's gradient is complete: no gather or bucket hides behind it.
   const double window_fwd = kernels_fwd - slowest.head_fwd, window_bwd = kernels_bwd - slowest.head_bwd;
-  const auto stage_side = [&](const SideTransfers& t) { return SideTransfers{t[0].scaled(layers), t[1].scaled(layers)}; };
+  const auto stage_side = [&](SideTransfers t) { for (SideTransfer& x : t) x = x.scaled(layers); return t; };
   const PassStream stage_fwd{window_fwd, window_fwd * fwd_slowdown, 0, layers * layer.links.apart.fwd,
                              layers * layer.links.shared.fwd, stage_side(layer.links.fwd_side)};
   // Under ZB-H1 a layer's gradients are complete only after its weight-gradient pass of the

@@ -1,10 +1,10 @@
 #include "analytic/layer_passes.h"
 
 #include <cmath>
-#include <tuple>
 #include <utility>
 
 #include "core/error.h"
+#include "workload/cp_exchange.h"
 #include "workload/placement.h"
 
 namespace stepcast::analytic {
@@ -142,37 +142,63 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   return {fwd, bwd + full_recompute_fraction(st) * fwd, launches, launches};
 }
 
+namespace {
+
+// The transfer started with the attention (CpAroundAttention::beside), beside the first share of
+// its kernels `window` (alone, beside one collective, beside two), after the pass's `lead`.
+SideTransfer first_transfer(const workload::CpAroundAttention& x, std::array<double, 3> window, double lead,
+                            double times) {
+  for (double& w : window) w *= x.share;
+  return {x.beside, times, window, lead};
+}
+
+// The transfer beside the rest of those kernels (CpAroundAttention::rest).
+SideTransfer rest_transfer(const workload::CpAroundAttention& x, std::array<double, 3> window, double lead) {
+  const double first = x.share * window[1];
+  for (double& w : window) w *= 1 - x.share;
+  return {x.rest, 1, window, lead + first};
+}
+
+// What the transfers beside the attention expose, each alone on its links.
+LayerComm rings_exposed(const CpRings& rings) {
+  double bwd = 0;
+  for (const SideTransfer& t : rings.bwd) bwd += t.exposed(0, 0);
+  return {rings.fwd.exposed(0, 0), bwd, 0, 0};
+}
+
+}  // namespace
+
 CpRings cp_rings(const spec::Scenario& s, const PassTimes& k) {
   const spec::Strategy& st = s.strategy;
-  if (st.cp <= 1 || st.cp_exchange != spec::CpExchange::kRing) return {};
-  // Ring attention: cp-1 steps, each passing one rank's K and V chunk to the next; backward also
-  // returns dK and dV. Overlapped with the attention kernel of the chunk in hand; recomputing the
-  // attention runs its exchange again.
-  const double ring = (st.cp - 1) * workload::cp_ring_step_s(s);
+  if (st.cp <= 1) return {};
   // Each after the kernels its pass runs first (PassTimes::Beside): a recomputed layer re-runs its
   // forward ops before its backward (workload/build.cpp, layer_pass), the backward's attention
-  // after all of them.
+  // after all of them; recomputing the attention runs its exchange again.
+  const workload::CpAroundAttention fwd = workload::cp_around_attention(s, false);
+  const workload::CpAroundAttention bwd = workload::cp_around_attention(s, true);
   const std::array<double, 3> fwd_window{k.attention_fwd, k.beside.attention_fwd, k.beside_two.attention_fwd};
-  const SideTransfer fwd{ring, 1, fwd_window, k.beside.lead_fwd};
-  const SideTransfer bwd{
-      2 * ring, 1, {k.attention_bwd, k.beside.attention_bwd, k.beside_two.attention_bwd}, k.beside.recompute + k.beside.lead_bwd};
-  const SideTransfer recomputed{ring, workload::attention_recomputed_fraction(st), fwd_window, k.beside.lead_recompute};
-  return {fwd, {bwd, recomputed}};
+  const std::array<double, 3> bwd_window{k.attention_bwd, k.beside.attention_bwd, k.beside_two.attention_bwd};
+  const double bwd_lead = k.beside.recompute + k.beside.lead_bwd;
+  return {first_transfer(fwd, fwd_window, k.beside.lead_fwd, 1),
+          {first_transfer(bwd, bwd_window, bwd_lead, 1), rest_transfer(bwd, bwd_window, bwd_lead),
+           first_transfer(fwd, fwd_window, k.beside.lead_recompute, workload::attention_recomputed_fraction(st))}};
 }
 
 LayerComm cp_comm(const spec::Scenario& s, const CpRings& rings) {
   const spec::Strategy& st = s.strategy;
   if (st.cp <= 1) return {};
-  if (st.cp_exchange == spec::CpExchange::kAllGather) {
-    // K and V gathered before the attention, and in backward again (and again where it is
-    // recomputed), with dK and dV reduce-scattered after it; the attention waits for each.
-    const double recomputed = workload::attention_recomputed_fraction(st);
-    const double gather = workload::cp_kv_collectives_s(s, CollectiveKind::kAllGather);
-    const double scatter = workload::cp_kv_collectives_s(s, CollectiveKind::kReduceScatter);
-    return {gather, (1 + recomputed) * gather + scatter, 2, 4};
-  }
-  // The ring on links of its own (alone on them beside no other collective).
-  return {rings.fwd.exposed(0, 0), rings.bwd[0].exposed(0, 0) + rings.bwd[1].exposed(0, 0), 0, 0};
+  // The collectives on the compute stream before and after the attention, the attention waiting
+  // for each, in backward again where it is recomputed (CpAroundAttention); and what the
+  // transfers beside it expose.
+  const workload::CpAroundAttention fwd = workload::cp_around_attention(s, false);
+  const workload::CpAroundAttention bwd = workload::cp_around_attention(s, true);
+  const double recomputed = workload::attention_recomputed_fraction(st);
+  const LayerComm beside = rings_exposed(rings);
+  const auto calls = [](const workload::CpAroundAttention& x) {
+    return x.launches * ((x.before > 0 ? 1.0 : 0.0) + (x.after > 0 ? 1.0 : 0.0));
+  };
+  return {fwd.before + beside.fwd, recomputed * fwd.before + bwd.before + bwd.after + beside.bwd, calls(fwd),
+          calls(bwd)};
 }
 
 LayerComm ep_comm(const spec::Scenario& s) {
@@ -199,12 +225,15 @@ LinkSplit split_by_links(const LinksApart& apart, const LayerComm& tp, const Lay
   // with the whole of it, not only with what it exposes alone (PassStream).
   const bool ring_beside_group = !apart.cp && rings.fwd.seconds > 0;
   if (ring_beside_group) {
-    out.fwd_side = {rings.fwd, {}};
+    out.fwd_side = {rings.fwd};
     out.bwd_side = rings.bwd;
   }
-  for (const auto& [comm, is_apart, counted] : {std::tuple{tp, apart.tp, true}, std::tuple{cp, apart.cp, !ring_beside_group},
-                                                std::tuple{ep, apart.ep, true}}) {
-    if (!counted) continue;
+  // Beside the group the transfers' exposure is the PassStream's; the collectives on the compute
+  // stream stay the CP group's (cp_comm).
+  const LayerComm beside = rings_exposed(rings);
+  const LayerComm cp_counted =
+      ring_beside_group ? LayerComm{cp.fwd - beside.fwd, cp.bwd - beside.bwd, cp.launches, cp.bwd_launches} : cp;
+  for (const auto& [comm, is_apart] : {std::pair{tp, apart.tp}, std::pair{cp_counted, apart.cp}, std::pair{ep, apart.ep}}) {
     LayerComm& to = is_apart ? out.apart : out.shared;
     to.fwd += comm.fwd;
     to.bwd += comm.bwd;

@@ -118,9 +118,10 @@ struct LayerComm {
   double bwd_launches = 0;  // and per backward pass, recompute left out
 };
 
-// The CP ring of a layer's forward and of its backward (with the recomputed forward's), beside
-// the core attention of its kernels `k` (none with all-gather CP, whose collectives run on the
-// compute stream).
+// The CP transfers beside the core attention of a layer's kernels `k` (the ring's; the
+// gathered ring's K, V gather and dK, dV passes), in its forward and its backward (with the
+// recomputed forward's): none with all-gather CP, whose collectives run on the compute stream
+// (workload::CpAroundAttention).
 struct CpRings {
   SideTransfer fwd;
   SideTransfers bwd{};

@@ -119,8 +119,9 @@ struct SideTransfer {
   SideTransfer scaled(double n) const { return {seconds, times * n, window, lead}; }
 };
 
-// A pass's side transfers: a backward's own ring and the recomputed forward's.
-using SideTransfers = std::array<SideTransfer, 2>;
+// A pass's side transfers: its own two (beside the first share of its attention and beside the
+// rest: workload::CpAroundAttention) and, in a backward, the recomputed forward's.
+using SideTransfers = std::array<SideTransfer, 3>;
 
 // A pass on the compute stream beside the gradient group's collectives (ZeRO-3 gathers and
 // scatters, data-parallel buckets): its kernels, which run slowed beside one collective or two,
@@ -150,7 +151,11 @@ struct PassStream {
     }
     return s;
   }
-  double side_link_s(Span span) const { return side[0].met(span) * side[0].link_s() + side[1].met(span) * side[1].link_s(); }
+  double side_link_s(Span span) const {
+    double s = 0;
+    for (const SideTransfer& t : side) s += t.met(span) * t.link_s();
+    return s;
+  }
   double alone() const { return kernels + apart + shared + side_exposed(0, 0); }
   // `seconds` beside another stream's kernel (FSDP2's copy in), which holds SMs, not links.
   Phase beside_kernel(double seconds) const {

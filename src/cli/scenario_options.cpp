@@ -94,9 +94,14 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--cp-exchange", o.cp_exchange,
                  "How CP ranks exchange keys and values: ring (ring attention, beside the attention "
                  "kernels: Megatron-Core, Transformer Engine's p2p) or all-gather (K and V gathered "
-                 "before the attention and dK, dV reduce-scattered after it, exposed: Llama 3)")
-      ->check(CLI::IsMember({"ring", "all-gather"}))
+                 "before the attention and dK, dV reduce-scattered after it, exposed: Llama 3) or "
+                 "gathered-ring (K and V gathered beside the first of the ring's steps, dK, dV passed "
+                 "round the ring in FP32: PyTorch's context parallelism, rotate method allgather)")
+      ->check(CLI::IsMember({"ring", "all-gather", "gathered-ring"}))
       ->capture_default_str();
+  cmd.add_flag("--repeat-kv", st.repeat_kv,
+               "The model repeats K and V to the query heads before the attention (torchtitan's Llama), "
+               "so the CP exchange moves heads / tp of them");
   cmd.add_option("--ep", st.ep, "Expert-parallel degree")->capture_default_str()->transform(kAtLeastOne);
   cmd.add_option("--micro-batch", st.micro_batch, "Sequences per micro-batch")->capture_default_str()->transform(kAtLeastOne);
   st.global_batch = 0;
@@ -320,7 +325,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                    : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
                                                  : spec::Elementwise::kFusedKernels;
   st.grad_sync = o.grad_sync == "aligned" ? spec::GradSync::kAligned : spec::GradSync::kAsReady;
-  st.cp_exchange = o.cp_exchange == "all-gather" ? spec::CpExchange::kAllGather : spec::CpExchange::kRing;
+  st.cp_exchange = o.cp_exchange == "all-gather"      ? spec::CpExchange::kAllGather
+                   : o.cp_exchange == "gathered-ring" ? spec::CpExchange::kGatheredRing
+                                                      : spec::CpExchange::kRing;
   st.sharded_collectives =
       o.sharded_collectives == "tensor-blocking" ? spec::ShardedCollectives::kPerTensorBlocking
       : o.sharded_collectives == "parameter"     ? spec::ShardedCollectives::kPerParameter
@@ -440,6 +447,7 @@ std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::S
       {"host-syncs-mlp", st.host_syncs_before_mlp},
       {"deferred-sends", st.deferred_sends},
       {"launch-blocking", st.launch_blocking},
+      {"repeat-kv", st.repeat_kv},
   };
   for (const auto& [flag, set] : flags) {
     if (set) out.emplace_back(flag, "true");

@@ -56,7 +56,7 @@ const char* name(PipelineTransfers k) {
   return kNames[static_cast<int>(k)];
 }
 const char* name(CpExchange k) {
-  constexpr const char* kNames[] = {"ring", "all-gather"};
+  constexpr const char* kNames[] = {"ring", "all-gather", "gathered-ring"};
   return kNames[static_cast<int>(k)];
 }
 const char* name(GradSync k) {
@@ -599,6 +599,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.zero_stage", st.zero_stage);
   d.field("strategy.cp", st.cp);
   d.field("strategy.cp_exchange", name(st.cp_exchange));
+  d.field("strategy.repeat_kv", st.repeat_kv);
   d.field("strategy.ep", st.ep);
   d.field("strategy.micro_batch", st.micro_batch);
   d.field("strategy.global_batch", st.global_batch);

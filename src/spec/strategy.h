@@ -102,7 +102,16 @@ enum class OptimizerStep { kMasterWeights, kInPlace };
 ///    each all-gathered before the attention, the attention waiting; the backward keeps only the
 ///    local chunks, so it gathers them again before the attention's backward and reduce-scatters
 ///    dK and dV after it, each exposed.
-enum class CpExchange { kRing, kAllGather };
+///  kGatheredRing: PyTorch's context parallelism with its default rotate method, all-gather
+///    (torch/distributed/tensor/experimental/_attention.py: _ContextParallelOptions.rotate_method
+///    = ALL_GATHER, _AllGatherRotater; torchtitan's context_parallel_rotate_method "allgather"):
+///    the ring's cp steps of causal SDPA, but K and V (one cat(K, V) buffer) all-gathered once, at
+///    step 0, which runs beside it; the later steps wait for it. The backward
+///    (_templated_ring_attention_backward) gathers K and V again the same way, and passes the
+///    accumulated dK and dV (FP32: convert_to_f32) to the next rank after each step
+///    (_AllToAllRotater, permute_tensor): each beside the next step, the last one, which brings a
+///    rank's own gradients home, waited for after the last step.
+enum class CpExchange { kRing, kAllGather, kGatheredRing };
 /// A parallel axis, for the order in which groups are laid onto the topology.
 enum class Axis { kTp, kCp, kEp, kDp, kPp };
 
@@ -116,6 +125,10 @@ struct Strategy {
   int zero_stage = 0;             // 0 none, 1 optimizer, 2 + gradients, 3 + parameters (FSDP)
   int cp = 1;                     // context-parallel degree (sequence split across GPUs)
   CpExchange cp_exchange = CpExchange::kRing;
+  // The model repeats K and V to the query heads before the attention, so that a CP exchange
+  // moves heads / tp of them per rank rather than kv_heads / tp (torchtitan's Llama:
+  // models/llama/model.py, Attention.forward, repeat_kv before F.scaled_dot_product_attention).
+  bool repeat_kv = false;
   int ep = 1;                     // expert-parallel degree (MoE); REQUIRES: divides experts
   int micro_batch = 1;            // sequences per micro-batch per pipeline
   int global_batch = 0;           // sequences per optimizer step

@@ -346,6 +346,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.pipeline_transfers = sw.pipeline_transfers;
   st.grad_sync = sw.grad_sync;
   st.cp_exchange = sw.cp_exchange;
+  st.repeat_kv = sw.repeat_kv;
   st.fused_cross_entropy = sw.fused_cross_entropy;
   st.pp_scatter_gather = sw.pp_scatter_gather;
   st.launch_blocking = sw.launch_blocking;

@@ -93,6 +93,14 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // output_layouts=Shard(1) in models/llama/parallelize_llama.py, apply_tp).
     sw.tp_shards_sequence = true;
     sw.hidden_dropout = false;  // its models have no dropout
+    // Its Llama repeats K and V to the query heads before SDPA (models/llama/model.py,
+    // Attention.forward: repeat_kv), so context parallelism moves heads / tp of them.
+    sw.repeat_kv = true;
+    // Its context parallelism is PyTorch's (context_parallel in torch/distributed/tensor/
+    // experimental/_attention.py), whose rotate method defaulted to all-gather (PyTorch PR #132820,
+    // August 2024) and which torchtitan set from context_parallel_rotate_method, default
+    // "allgather" (torchtitan PR #728, December 2024; PyTorch PR #142093, set_rotate_method).
+    sw.cp_exchange = spec::CpExchange::kGatheredRing;
     // PyTorch 2.11's SDPA ran cuDNN's attention on the H100 (the traces' kernels), except where
     // the row forced FlashAttention-2.
     if (contains(source, "measure_step") && !contains(model, "FlashAttention-2"))

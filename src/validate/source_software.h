@@ -41,6 +41,7 @@ struct Software {
   bool autocast_fp32_weights = false;  // FP32 weights cast at every use by torch.autocast
   spec::GradSync grad_sync = spec::GradSync::kAsReady;
   spec::CpExchange cp_exchange = spec::CpExchange::kRing;
+  bool repeat_kv = false;  // the model repeats K and V to the query heads (Strategy::repeat_kv)
   spec::ShardedCollectives sharded_collectives = spec::ShardedCollectives::kPerLayer;
   bool launch_blocking = false;  // run with CUDA_LAUNCH_BLOCKING=1
   bool fsdp_root_reshards = false;  // Strategy::fsdp_root_reshards

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
+#include "workload/cp_exchange.h"
 #include "workload/memory.h"
 #include "workload/model_size.h"
 #include "workload/operators.h"
@@ -36,14 +38,11 @@ class StepBuilder {
         micro_batches_(st_.micro_batches()),
         dense_(price_layer(layer_ops(s, false), s, sharded_layer(s, false))),
         moe_(s.model.is_moe() ? price_layer(layer_ops(s, true), s, sharded_layer(s, true)) : PricedLayer{}),
-        embedding_(price_layer(embedding_ops(s), s)),
-        head_(price_layer(head_ops(s), s)),
+        embedding_(price_layer(embedding_ops(s), s)), head_(price_layer(head_ops(s), s)),
         params_(param_counts(s.model)),
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
-        activation_bytes_(stored_layer_activation_bytes(s)),
-        p2p_s_(pp_transfer_s(s)),
-        tied_sync_s_(tied_embedding_sync_s(s)),
-        gather_s_(pp_gather_s(s)),
+        activation_bytes_(stored_layer_activation_bytes(s)), p2p_s_(pp_transfer_s(s)),
+        tied_sync_s_(tied_embedding_sync_s(s)), gather_s_(pp_gather_s(s)),
         async_backward_(tp_async_backward(st_)),
         copies_in_turn_(fsdp_copies_in_turn(s)),
         root_(fsdp_root_unit(s)),
@@ -264,22 +263,21 @@ class StepBuilder {
         ep_edge(op, edge_mode, true, layer, mb);
       }
       // The CP exchange around the pass's core-attention kernels (a recomputed forward runs it
-      // again): the ring beside them (forward: cp-1 steps; backward: K, V out and dK, dV back),
-      // the op after them waiting for it; or K and V gathered before them and, in backward, dK
-      // and dV reduce-scattered after them, on the compute stream (spec::CpExchange).
+      // again; CpAroundAttention): what runs before them on the compute stream, what runs beside
+      // their first share on a stream of its own (the rest waiting for it) and beside the rest
+      // (the op after them waiting for it), and what runs after them (spec::CpExchange).
       const bool exchange = st_.cp > 1 && op.core_attention && mode != OpPass::kWeightGradient &&
                             (!recompute || attention_recomputed_fraction(st_) > 0);
       const bool first_of_attention = exchange && (k == 0 || !p.ops[forward ? i - 1 : i + 1].core_attention);
-      if (first_of_attention && st_.cp_exchange == spec::CpExchange::kAllGather) {
-        collective(Category::kContextParallel, cp_kv_collectives_s(s_, CollectiveKind::kAllGather),
-                   "cp.all_gather", layer, mb, 2);
-      } else if (first_of_attention) {
-        const double steps = (st_.cp - 1.0) * (forward ? 1 : 2);
-        cp_ring = side(kOverlapStream, Category::kContextParallel, steps * cp_ring_step_s(s_), "cp.ring", layer, mb);
-      }
+      const CpAroundAttention cp = exchange ? cp_around_attention(s_, !forward) : CpAroundAttention{};
+      if (first_of_attention) collective(Category::kContextParallel, cp.before, "cp.all_gather", layer, mb, cp.launches);
+      if (first_of_attention && cp.beside > 0)
+        cp_ring = side(kOverlapStream, Category::kContextParallel, cp.beside, cp.beside_name, layer, mb);
       if (async_edge && st_.sequence_parallel)
         tp_beside_next(op, CollectiveKind::kAllGather, layer, mb, true);
-      op_task(p, i, mode, layer, mb);
+      const bool split = first_of_attention && cp.share < 1;
+      if (split) cp_ring = attention_share(p, i, mode, cp, cp_ring, layer, mb);
+      op_task(p, i, mode, layer, mb, split ? 1 - cp.share : 1);
       if (mode == OpPass::kBackward && split_backward_edge(op))
         op_task(p, i, OpPass::kWeightGradient, layer, mb);
       if (async_edge) {
@@ -289,13 +287,8 @@ class StepBuilder {
         op_task(p, i, OpPass::kWeightGradient, layer, mb);
       }
       const bool last_of_attention = exchange && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention);
-      if (last_of_attention && cp_ring != kNone) {
-        pending_.push_back(cp_ring);
-        cp_ring = kNone;
-      } else if (last_of_attention && !forward) {
-        collective(Category::kContextParallel, cp_kv_collectives_s(s_, CollectiveKind::kReduceScatter),
-                   "cp.reduce_scatter", layer, mb, 2);
-      }
+      if (last_of_attention && cp_ring != kNone) pending_.push_back(std::exchange(cp_ring, kNone));
+      if (last_of_attention) collective(Category::kContextParallel, cp.after, cp.after_name, layer, mb, cp.launches);
       if (comm) {
         ep_edge(op, edge_mode, false, layer, mb);
         if (!async_edge) tp_edge(op, edge_mode, false, layer, mb);
@@ -303,18 +296,27 @@ class StepBuilder {
     }
   }
 
-  // The compute task of op i's pass, with its slowdowns beside collectives.
-  void op_task(const PricedLayer& p, std::size_t i, OpPass mode, int layer, int mb) {
+  // The first share of the attention op i's pass beside the CP transfer `beside`, which the rest
+  // then waits for; the transfer beside the rest, if any, to wait for after it.
+  TaskId attention_share(const PricedLayer& p, std::size_t i, OpPass mode, const CpAroundAttention& cp,
+                         TaskId beside, int layer, int mb) {
+    op_task(p, i, mode, layer, mb, cp.share);
+    pending_.push_back(beside);
+    if (cp.rest <= 0) return kNone;
+    const TaskId rest = side(kOverlapStream, Category::kContextParallel, cp.rest, "cp.dkv_ring", layer, mb);
+    g_.add_edge(beside, rest);
+    return rest;
+  }
+
+  // The compute task of op i's pass (its `share` of it), with its slowdowns beside collectives.
+  void op_task(const PricedLayer& p, std::size_t i, OpPass mode, int layer, int mb, double share = 1) {
     const Op& op = p.ops[i];
     const PassCost cost = pass_cost(op, p.times[i], mode);
-    if (cost.gpu <= 0) return;
-    compute(TaskKind::kCompute, Category::kCompute, cost.gpu,
-            p.name(i, mode), layer, mb, cost.host);
+    if (cost.gpu <= 0 || share <= 0) return;
+    compute(TaskKind::kCompute, Category::kCompute, share * cost.gpu, p.name(i, mode), layer, mb, share * cost.host);
     graph::Task& t = g_.mutable_task(last_);
-    t.beside_collective_slowdown =
-        static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
-    t.beside_two_collectives_slowdown =
-        static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
+    t.beside_collective_slowdown = static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
+    t.beside_two_collectives_slowdown = static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
   }
 
   void layer_pass(int layer, int mb, OpPass mode) {
@@ -510,8 +512,7 @@ class StepBuilder {
     const int j = stage_;
     const bool runs = step.micro_batch >= 0;
     if (!step.forward && runs && j < chunks_ - 1) receive(true, j, step.micro_batch);
-    if (deferred_.micro_batch >= 0)
-      send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
+    if (deferred_.micro_batch >= 0) send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
     deferred_ = {};
     if (step.forward && runs) {
       if (j > 0) receive(false, j, step.micro_batch);
@@ -555,8 +556,7 @@ class StepBuilder {
     const bool input_pass = mode == OpPass::kBackward;
     const bool weights_done = !input_pass || !zero_bubble();
     const bool buckets = streams_buckets && weights_done;
-    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends)
-      receive(true, model_chunk, mb);
+    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends) receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
       if (input_pass && root_.regathered) root_gather(mb);

@@ -15,7 +15,8 @@
 //  - TP/SP collectives at each block edge on the compute stream, or beside the adjacent GEMM on
 //    the overlap stream with async TP; EP all-to-alls on the compute stream; the CP ring beside
 //    core attention on the overlap stream, or all-gather CP's K and V gathers and dK, dV
-//    reduce-scatters around it on the compute stream (spec::CpExchange);
+//    reduce-scatters around it on the compute stream, or the gathered ring's K and V gather beside
+//    its first 1/cp and dK, dV passes beside the rest (spec::CpExchange, CpAroundAttention);
 //  - PP sends and receives of activations and their gradients as send/recv pairs; a send blocks
 //    the sender's next kernel until the transfer is done (Megatron); GPipe and 1F1B post each
 //    receive where the schedule calls it, so a send also waits for its receiver to get there,

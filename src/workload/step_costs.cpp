@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost/compute.h"
+#include "workload/cp_exchange.h"
 #include "workload/model_size.h"
 
 namespace stepcast::workload {
@@ -182,13 +183,6 @@ double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec
 // nothing (the Kineto traces of data/measurements/h100-steps: fully_shard on one H100).
 bool fsdp2_copies(const spec::Scenario& s) {
   return s.strategy.sharded_collectives == spec::ShardedCollectives::kPerParameter;
-}
-
-// Bytes of one CP rank's chunk of keys, values or both (`head_dim`: their width per KV head) on one
-// TP rank.
-double cp_chunk_bytes(const spec::Scenario& s, double head_dim) {
-  const spec::Strategy& st = s.strategy;
-  return local_tokens(s) * s.model.kv_heads * head_dim / st.tp * activation_bytes(st);
 }
 
 // A gather's copies, each a read and a write: every rank casts its FP32 shard to BF16 (FSDP2's
@@ -458,7 +452,7 @@ bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st) {
 
 double cp_ring_step_s(const spec::Scenario& s) {
   const spec::ModelSpec& m = s.model;
-  const double kv = cp_chunk_bytes(s, m.effective_head_dim() + m.value_head_dim());
+  const double kv = cp_chunk_bytes(s, m.effective_head_dim() + m.value_head_dim(), activation_bytes(s.strategy));
   return collective_s(CollectiveKind::kSendRecv, kv, group_of(s.strategy, Axis::kCp), s);
 }
 
@@ -466,8 +460,8 @@ double cp_kv_collectives_s(const spec::Scenario& s, CollectiveKind kind) {
   const spec::ModelSpec& m = s.model;
   const GroupShape cp = group_of(s.strategy, Axis::kCp);
   // The gathered output and the scattered input are the whole sequence's: cp chunks.
-  return collective_s(kind, cp.size * cp_chunk_bytes(s, m.effective_head_dim()), cp, s) +
-         collective_s(kind, cp.size * cp_chunk_bytes(s, m.value_head_dim()), cp, s);
+  return collective_s(kind, cp.size * cp_chunk_bytes(s, m.effective_head_dim(), activation_bytes(s.strategy)), cp, s) +
+         collective_s(kind, cp.size * cp_chunk_bytes(s, m.value_head_dim(), activation_bytes(s.strategy)), cp, s);
 }
 
 double ep_all_to_all_s(const spec::Scenario& s) {

@@ -421,6 +421,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.zero_stage = 0\n"
             "strategy.cp = 1\n"
             "strategy.cp_exchange = ring\n"
+            "strategy.repeat_kv = false\n"
             "strategy.ep = 1\n"
             "strategy.micro_batch = 1\n"
             "strategy.global_batch = 64\n"
