@@ -1,9 +1,6 @@
 #include "workload/build.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +14,7 @@
 #include "workload/priced_layer.h"
 #include "workload/step_budget.h"
 #include "workload/step_costs.h"
+#include "workload/task_lanes.h"
 
 namespace stepcast::workload {
 namespace {
@@ -37,20 +35,26 @@ class StepBuilder {
         chunks_(st_.pp * st_.vp),
         micro_batches_(st_.micro_batches()),
         dense_(price_layer(layer_ops(s, false), s, sharded_layer(s, false))),
-        moe_(s.model.is_moe() ? price_layer(layer_ops(s, true), s, sharded_layer(s, true)) : PricedLayer{}),
-        embedding_(price_layer(embedding_ops(s), s)), head_(price_layer(head_ops(s), s)),
+        moe_(s.model.is_moe() ? price_layer(layer_ops(s, true), s, sharded_layer(s, true))
+                              : PricedLayer{}),
+        embedding_(price_layer(embedding_ops(s), s)),
+        head_(price_layer(head_ops(s), s)),
         params_(param_counts(s.model)),
         layer_params_(layer_params_per_gpu(params_, s.model, st_)),
-        activation_bytes_(stored_layer_activation_bytes(s)), p2p_s_(pp_transfer_s(s)),
-        tied_sync_s_(tied_embedding_sync_s(s)), gather_s_(pp_gather_s(s)),
+        activation_bytes_(stored_layer_activation_bytes(s)),
+        p2p_s_(pp_transfer_s(s)),
+        tied_sync_s_(tied_embedding_sync_s(s)),
+        gather_s_(pp_gather_s(s)),
         async_backward_(tp_async_backward(st_)),
         copies_in_turn_(fsdp_copies_in_turn(s)),
         root_(fsdp_root_unit(s)),
-        sharded_passes_(st_.zero_stage >= 3 && (st_.dp * st_.cp > 1 ||
-                                                st_.sharded_collectives == spec::ShardedCollectives::kPerParameter)),
+        sharded_passes_(st_.zero_stage >= 3 &&
+                        (st_.dp * st_.cp > 1 ||
+                         st_.sharded_collectives == spec::ShardedCollectives::kPerParameter)),
         rendezvous_(st_.schedule == spec::Schedule::kGpipe ||
                     st_.schedule == spec::Schedule::k1F1B),
-        sends_(2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_), kNone),
+        sends_(2 * static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(micro_batches_),
+               kNone),
         recvs_(sends_.size(), kNone) {
     first_layer_.resize(static_cast<std::size_t>(chunks_) + 1, 0);
     const ChunkLayout layout(s.model.layers, chunks_);
@@ -58,7 +62,7 @@ class StepBuilder {
   }
 
   graph::ExecGraph build() {
-    name_lanes();
+    name_lanes(g_, st_);
     GraphSize first;
     for (int stage = 0; stage < st_.pp; ++stage) {
       build_stage(stage);
@@ -89,11 +93,12 @@ class StepBuilder {
     t.duration_ns = budget_.to_ns(seconds);
     t.layer = layer;
     t.micro_batch = mb;
-    t.link = kind == TaskKind::kCompute ? graph::kNoLink
-                                        : link(category, kind);  // kernels cross no link
+    t.link = kind == TaskKind::kCompute ? graph::kNoLink  // kernels cross no link
+                                        : task_link(s_, stage_, category, kind);
     // NCCL's kernels hold SMs while they run; async TP moves its shards with copy engines
     // (PyTorch's symmetric-memory all-gather matmul), which hold none.
-    t.holds_sms = kind == TaskKind::kCollective && !(category == Category::kTensorParallel && st_.overlap_tp_comm);
+    t.holds_sms = kind == TaskKind::kCollective &&
+                  !(category == Category::kTensorParallel && st_.overlap_tp_comm);
     const TaskId id = g_.add_task(t, name);
     if (kind == TaskKind::kCollective && members == Members::kThisRank)
       g_.add_collective({id}, t.duration_ns);
@@ -108,7 +113,8 @@ class StepBuilder {
     const TaskId id = add(kind, kComputeStream, category, seconds, name, layer, mb, members);
     returned_when_done(last_);
     if (host_seconds > 0) {
-      const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds, "host.launch", layer, mb);
+      const TaskId launch = add(TaskKind::kHost, kHostStream, Category::kHost, host_seconds,
+                                "host.launch", layer, mb);
       for (TaskId wait : host_waits_) g_.add_edge(wait, launch);
       host_waits_.clear();
       g_.add_edge(launch, id);
@@ -133,39 +139,9 @@ class StepBuilder {
   // K and V, one task).
   void collective(Category category, double seconds, std::string_view name, int layer, int mb,
                   int launches = 1) {
-    if (seconds > 0) compute(TaskKind::kCollective, category, seconds, name, layer, mb, host_launch_s(s_, launches));
-  }
-
-  // Transfers of one rank that cross the same topology level share its port there, each
-  // direction on its own (graph::link, sim/engine.h): a send goes out, a receive comes in, a
-  // collective does both.
-  std::uint32_t link(Category category, TaskKind kind) const {
-    const std::uint32_t port = link_port(category);
-    if (port == graph::kNoLink) return graph::kNoLink;
-    return graph::link(port, kind == TaskKind::kSend   ? graph::LinkDirection::kOutbound
-                             : kind == TaskKind::kRecv ? graph::LinkDirection::kInbound
-                                                       : graph::LinkDirection::kBoth);
-  }
-
-  std::uint32_t link_port(Category category) const {
-    spec::Axis axis;
-    switch (category) {
-      case Category::kTensorParallel: axis = spec::Axis::kTp; break;
-      case Category::kContextParallel: axis = spec::Axis::kCp; break;
-      case Category::kExpertParallel: axis = spec::Axis::kEp; break;
-      case Category::kPipeline: axis = spec::Axis::kPp; break;
-      case Category::kShardedData:
-      case Category::kDataParallel:
-        return port_of(gradient_group(st_));
-      default:
-        return graph::kNoLink;
-    }
-    return port_of(group_of(st_, axis));
-  }
-
-  std::uint32_t port_of(GroupShape group) const {
-    const auto levels = static_cast<std::uint32_t>(s_.cluster.levels.size());
-    return static_cast<std::uint32_t>(stage_) * levels + static_cast<std::uint32_t>(spanned_level(group, s_.cluster));
+    if (seconds > 0)
+      compute(TaskKind::kCollective, category, seconds, name, layer, mb,
+              host_launch_s(s_, launches));
   }
 
   // ---- one layer ------------------------------------------------------------------------------
@@ -254,7 +230,8 @@ class StepBuilder {
       const std::size_t i = forward ? k : n - 1 - k;
       const Op& op = p.ops[i];
       if (recompute && recompute_share(op, st_.recompute) == 0) continue;
-      const bool comm = mode != OpPass::kWeightGradient && (!recompute || st_.recompute == spec::Recompute::kFull);
+      const bool comm = mode != OpPass::kWeightGradient &&
+                        (!recompute || st_.recompute == spec::Recompute::kFull);
       const OpPass edge_mode = forward ? OpPass::kForward : OpPass::kBackward;
       const bool async_edge = mode == OpPass::kBackward && async_backward_edge(op);
       if (forward && op.starts_mlp && st_.host_syncs_before_mlp) synchronise_stream();
@@ -270,7 +247,8 @@ class StepBuilder {
                             (!recompute || attention_recomputed_fraction(st_) > 0);
       const bool first_of_attention = exchange && (k == 0 || !p.ops[forward ? i - 1 : i + 1].core_attention);
       const CpAroundAttention cp = exchange ? cp_around_attention(s_, !forward) : CpAroundAttention{};
-      if (first_of_attention) collective(Category::kContextParallel, cp.before, "cp.all_gather", layer, mb, cp.launches);
+      if (first_of_attention)
+        collective(Category::kContextParallel, cp.before, "cp.all_gather", layer, mb, cp.launches);
       if (first_of_attention && cp.beside > 0)
         cp_ring = side(kOverlapStream, Category::kContextParallel, cp.beside, cp.beside_name, layer, mb);
       if (async_edge && st_.sequence_parallel)
@@ -286,9 +264,11 @@ class StepBuilder {
             layer, mb, true);
         op_task(p, i, OpPass::kWeightGradient, layer, mb);
       }
-      const bool last_of_attention = exchange && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention);
+      const bool last_of_attention =
+          exchange && (k + 1 == n || !p.ops[forward ? i + 1 : i - 1].core_attention);
       if (last_of_attention && cp_ring != kNone) pending_.push_back(std::exchange(cp_ring, kNone));
-      if (last_of_attention) collective(Category::kContextParallel, cp.after, cp.after_name, layer, mb, cp.launches);
+      if (last_of_attention)
+        collective(Category::kContextParallel, cp.after, cp.after_name, layer, mb, cp.launches);
       if (comm) {
         ep_edge(op, edge_mode, false, layer, mb);
         if (!async_edge) tp_edge(op, edge_mode, false, layer, mb);
@@ -309,14 +289,18 @@ class StepBuilder {
   }
 
   // The compute task of op i's pass (its `share` of it), with its slowdowns beside collectives.
-  void op_task(const PricedLayer& p, std::size_t i, OpPass mode, int layer, int mb, double share = 1) {
+  void op_task(const PricedLayer& p, std::size_t i, OpPass mode, int layer, int mb,
+               double share = 1) {
     const Op& op = p.ops[i];
     const PassCost cost = pass_cost(op, p.times[i], mode);
     if (cost.gpu <= 0 || share <= 0) return;
-    compute(TaskKind::kCompute, Category::kCompute, share * cost.gpu, p.name(i, mode), layer, mb, share * cost.host);
+    compute(TaskKind::kCompute, Category::kCompute, share * cost.gpu, p.name(i, mode), layer, mb,
+            share * cost.host);
     graph::Task& t = g_.mutable_task(last_);
-    t.beside_collective_slowdown = static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
-    t.beside_two_collectives_slowdown = static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
+    t.beside_collective_slowdown =
+        static_cast<float>(pass_cost(op, p.beside[i], mode).gpu / cost.gpu);
+    t.beside_two_collectives_slowdown =
+        static_cast<float>(pass_cost(op, p.beside_two[i], mode).gpu / cost.gpu);
   }
 
   void layer_pass(int layer, int mb, OpPass mode) {
@@ -353,21 +337,26 @@ class StepBuilder {
     // its own, before it prefetches the next layer; in forward the wait is deferred to the next
     // layer's (AllGatherState, "to allow for overlap of this copy-out with next all-gather"), so
     // the gather after next waits for this layer's copy out.
-    prefetch_anchors_.assign(1, copy_out == kNone ? before : mode == OpPass::kForward ? last_copy_out_ : copy_out);
+    prefetch_anchors_.assign(1, copy_out == kNone          ? before
+                                : mode == OpPass::kForward ? last_copy_out_
+                                                           : copy_out);
     if (copy_out != kNone) last_copy_out_ = copy_out;
-    const bool weights_done = mode == OpPass::kWeightGradient || (mode == OpPass::kBackward && !zero_bubble());
+    const bool weights_done =
+        mode == OpPass::kWeightGradient || (mode == OpPass::kBackward && !zero_bubble());
     if (sharded_passes_ && weights_done) {
       if (blocking) {
         sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       } else {
         if (sharded.copy_in > 0) {
           if (copies_in_turn_)
-            compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb, 0);
+            compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in",
+                    layer, mb, 0);
           else
             side(kGradientStream, Category::kShardedData, sharded.copy_in, "fsdp.copy_in", layer, mb,
                  TaskKind::kCompute);
         }
-        last_scatter_ = side(kGradientStream, Category::kShardedData, sharded.scatter, "fsdp.reduce_scatter", layer, mb);
+        last_scatter_ = side(kGradientStream, Category::kShardedData, sharded.scatter,
+                             "fsdp.reduce_scatter", layer, mb);
       }
     }
   }
@@ -396,22 +385,13 @@ class StepBuilder {
 
   bool zero_bubble() const { return st_.schedule == spec::Schedule::kZeroBubbleH1; }
 
-  // The stream of a transfer with the next stage (or the previous one). With deferred sends both
-  // directions share one, as torch.distributed's send and recv between two ranks share their
-  // communicator's NCCL stream.
-  std::uint16_t p2p_stream(bool with_next, bool sending) const {
-    if (st_.deferred_sends) return with_next ? kSendNextStream : kRecvPrevStream;
-    if (with_next) return sending ? kSendNextStream : kRecvNextStream;
-    return sending ? kSendPrevStream : kRecvPrevStream;
-  }
-
   std::size_t transfer_index(bool backward, int model_chunk, int mb) const {
     return (static_cast<std::size_t>(backward) * chunks_ + model_chunk) * micro_batches_ + mb;
   }
 
   // Posts the receive of a chunk's input (or of its output's gradient) and returns it.
   TaskId receive(bool backward, int model_chunk, int mb) {
-    const TaskId id = add(TaskKind::kRecv, p2p_stream(backward, false), Category::kPipeline, 0,
+    const TaskId id = add(TaskKind::kRecv, p2p_stream(st_, backward, false), Category::kPipeline, 0,
                           backward ? "pp.recv_grad" : "pp.recv", -1, mb);
     // GPipe and 1F1B post a receive where the schedule calls it (Megatron's and DeepSpeed's
     // blocking send/recv calls), so a send waits for its receiver to get there; interleaved and
@@ -424,8 +404,8 @@ class StepBuilder {
     // Megatron's scatter/gather: the TP ranks' pieces are gathered over the TP group's links.
     if (gather_s_ > 0) {
       collective(Category::kPipeline, gather_s_, "pp.gather", -1, mb);
-      g_.mutable_task(last_).link =
-          graph::link(port_of(group_of(st_, spec::Axis::kTp)), graph::LinkDirection::kBoth);
+      g_.mutable_task(last_).link = graph::link(
+          stage_port(s_, stage_, group_of(st_, spec::Axis::kTp)), graph::LinkDirection::kBoth);
     }
     return id;
   }
@@ -460,7 +440,7 @@ class StepBuilder {
   }
 
   void send(bool backward, int to_chunk, int mb) {
-    const TaskId id = add(TaskKind::kSend, p2p_stream(!backward, true), Category::kPipeline, 0,
+    const TaskId id = add(TaskKind::kSend, p2p_stream(st_, !backward, true), Category::kPipeline, 0,
                           backward ? "pp.send_grad" : "pp.send", -1, mb);
     g_.add_edge(last_, id);
     // Megatron and PyTorch's pipelining wait for a send before the next kernel (batch_isend_irecv,
@@ -512,7 +492,8 @@ class StepBuilder {
     const int j = stage_;
     const bool runs = step.micro_batch >= 0;
     if (!step.forward && runs && j < chunks_ - 1) receive(true, j, step.micro_batch);
-    if (deferred_.micro_batch >= 0) send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
+    if (deferred_.micro_batch >= 0)
+      send(deferred_.backward, deferred_.to_chunk, deferred_.micro_batch);
     deferred_ = {};
     if (step.forward && runs) {
       if (j > 0) receive(false, j, step.micro_batch);
@@ -536,9 +517,10 @@ class StepBuilder {
     for (int l = first_layer_[model_chunk]; l < first_layer_[model_chunk + 1]; ++l) {
       const TaskId gather = param_gathers_.empty() ? kNone : param_gathers_[static_cast<std::size_t>(l)];
       if (gather != kNone) {
-        pending_.push_back(gather == kGatherWhenDue ? side(kPrefetchStream, Category::kDataParallel,
-                                                          dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1)
-                                                    : gather);
+        pending_.push_back(gather == kGatherWhenDue
+                               ? side(kPrefetchStream, Category::kDataParallel,
+                                      dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1)
+                               : gather);
         param_gathers_[static_cast<std::size_t>(l)] = kNone;
       }
       layer_pass(l, mb, OpPass::kForward);
@@ -556,7 +538,8 @@ class StepBuilder {
     const bool input_pass = mode == OpPass::kBackward;
     const bool weights_done = !input_pass || !zero_bubble();
     const bool buckets = streams_buckets && weights_done;
-    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends) receive(true, model_chunk, mb);
+    if (input_pass && model_chunk < chunks_ - 1 && !st_.deferred_sends)
+      receive(true, model_chunk, mb);
     if (model_chunk == chunks_ - 1) {
       if (input_pass && st_.host_reads_loss) host_waits_for(last_);
       if (input_pass && root_.regathered) root_gather(mb);
@@ -623,7 +606,8 @@ class StepBuilder {
   void bucket(double params, std::string_view name, int layer) {
     if (!st_.overlap_dp_comm) return;
     const double seconds = dp_reduce_s(s_, params);
-    if (seconds > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, seconds, name, layer, -1));
+    if (seconds > 0)
+      buckets_.push_back(side(kGradientStream, Category::kDataParallel, seconds, name, layer, -1));
   }
 
   // Every gradient bucket of virtual stage j at once, in the order its backward completes them.
@@ -657,9 +641,10 @@ class StepBuilder {
         const int j = slot.chunk * st_.pp + stage;
         for (int l = first_layer_[j]; l < first_layer_[j + 1]; ++l) {
           param_gathers_[static_cast<std::size_t>(l)] =
-              st_.host_blocks_on_launches() ? kGatherWhenDue
-                                            : add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
-                                                  dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
+              st_.host_blocks_on_launches()
+                  ? kGatherWhenDue
+                  : add(TaskKind::kCollective, kPrefetchStream, Category::kDataParallel,
+                        dp_gather_s(s_, layer_params_), "dp.param_gather", l, -1);
         }
       }
     }
@@ -697,7 +682,9 @@ class StepBuilder {
     const double params = stage_own_params_per_gpu(params_, s_.model, st_, stage);
     if (!st_.overlap_dp_comm) {
       const double reduce = dp_reduce_s(s_, params);
-      if (reduce > 0) buckets_.push_back(side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));
+      if (reduce > 0)
+        buckets_.push_back(
+            side(kGradientStream, Category::kDataParallel, reduce, "dp.grad_reduce", -1, -1));
     }
     pending_.insert(pending_.end(), buckets_.begin(), buckets_.end());
     // The optimizer updates the shards the reduce-scatters deliver: it waits for the last of them,
@@ -708,7 +695,7 @@ class StepBuilder {
       const TaskId sync =
           compute(TaskKind::kCollective, Category::kDataParallel, tied_sync_s_,
                   "dp.tied_embedding_sync", -1, -1, host_launch_s(s_, 1), Members::kStages);
-      g_.mutable_task(sync).link = link(Category::kPipeline, TaskKind::kCollective);
+      g_.mutable_task(sync).link = task_link(s_, stage_, Category::kPipeline, TaskKind::kCollective);
       tied_syncs_.push_back(sync);
     }
     compute(TaskKind::kCompute, Category::kOptimizer, optimizer_s(s_, params), "optimizer.step", -1, -1, 0);
@@ -721,21 +708,6 @@ class StepBuilder {
     for (std::size_t k = 0; k < recvs_.size(); ++k) {
       STEPCAST_ASSERT((recvs_[k] == kNone) == (sends_[k] == kNone), "a pipeline transfer without its peer");
       if (recvs_[k] != kNone) g_.add_collective({sends_[k], recvs_[k]}, budget_.to_ns(p2p_s_));
-    }
-  }
-
-  void name_lanes() {
-    const int peers = st_.tp * st_.cp * st_.dp;
-    for (int stage = 0; stage < st_.pp; ++stage) {
-      g_.name_rank(static_cast<std::uint32_t>(stage),
-                   fmt::format("stage {} (stands for its {} symmetric ranks)", stage, peers));
-    }
-    constexpr const char* kStreams[] = {"compute",   "overlap",   "gradients", "prefetch", "send next",
-                                        "recv prev", "send prev", "recv next", "host"};
-    for (std::uint16_t i = 0; i < std::size(kStreams); ++i) g_.name_stream(i, kStreams[i]);
-    if (st_.deferred_sends) {
-      g_.name_stream(p2p_stream(true, true), "p2p next");
-      g_.name_stream(p2p_stream(false, true), "p2p prev");
     }
   }
 
