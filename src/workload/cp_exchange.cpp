@@ -9,10 +9,25 @@ namespace {
 
 using cost::CollectiveKind;
 
-constexpr double kFp32Bytes = 4;
-
 // Keys and values together, the width of one head of each.
 double kv_width(const spec::ModelSpec& m) { return m.effective_head_dim() + m.value_head_dim(); }
+
+// One ring-attention step: one rank's K and V chunk to its neighbour.
+double cp_ring_step_s(const spec::Scenario& s) {
+  const double kv = cp_chunk_bytes(s, kv_width(s.model), activation_bytes(s.strategy));
+  return collective_s(CollectiveKind::kSendRecv, kv, group_of(s.strategy, spec::Axis::kCp), s);
+}
+
+// K and V each one collective of `kind` over the CP group: the chunks gathered whole before the
+// attention (kAllGather) or dK and dV reduce-scattered after its backward (kReduceScatter). The
+// gathered output and the scattered input are the whole sequence's: cp chunks.
+double cp_kv_collectives_s(const spec::Scenario& s, CollectiveKind kind) {
+  const spec::ModelSpec& m = s.model;
+  const GroupShape cp = group_of(s.strategy, spec::Axis::kCp);
+  const double e = activation_bytes(s.strategy);
+  return collective_s(kind, cp.size * cp_chunk_bytes(s, m.effective_head_dim(), e), cp, s) +
+         collective_s(kind, cp.size * cp_chunk_bytes(s, m.value_head_dim(), e), cp, s);
+}
 
 // Ring attention (Transformer Engine's p2p): cp - 1 steps, each one chunk of K and V to the next
 // rank; the backward passes K and V again and returns dK and dV the same way.

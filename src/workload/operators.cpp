@@ -16,7 +16,6 @@ using spec::MlpKind;
 using spec::PositionKind;
 using spec::Scenario;
 
-constexpr double kFp32Bytes = 4;
 constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes (Megatron, PyTorch)
 // The first FlashAttention generation's rate as a fraction of FlashAttention-2's: "around 2x
 // speedup compared to FlashAttention", FlashAttention reaching 25-40% of the A100's peak and

@@ -131,6 +131,9 @@ inline double local_tokens(const spec::Scenario& s) {
 /// activations; 4: FP32).
 inline double activation_bytes(const spec::Strategy& st) { return st.dtype == spec::Dtype::kFp32 ? 4.0 : 2.0; }
 
+/// Bytes of one FP32 element (master weights, accumulators, logits in FP32, logsumexp).
+inline constexpr double kFp32Bytes = 4;
+
 /// Bytes per gradient element in the strategy's reduction dtype (4: FP32; 2 otherwise).
 inline double gradient_bytes(const spec::Strategy& st) { return st.grad_reduce_dtype == spec::Dtype::kFp32 ? 4.0 : 2.0; }
 

@@ -16,8 +16,7 @@ using spec::Axis;
 // Bytes per parameter Adam streams (apex's FusedAdam, torch's fused AdamW): reads the FP32
 // weight, gradient and both moments; writes the weight and both moments (4 x 4 + 3 x 4).
 constexpr double kAdamBytesPerParam = 28;
-// An FP32 master weight or main gradient, and a 16-bit model weight.
-constexpr double kFp32Bytes = 4;
+// A 16-bit model weight (an FP32 master weight or main gradient: kFp32Bytes).
 constexpr double k16BitBytes = 2;
 // Dynamic FP8 scaling (torchao Float8Linear's tensorwise scaling; Transformer Engine's current
 // scaling) casts every GEMM operand from BF16 to FP8 in two kernels: one finds the tensor's
@@ -146,8 +145,7 @@ double persistent_regather_s(const spec::Scenario& s) {
     }
   };
   const spec::ModelSpec& m = s.model;
-  int moe_layers = 0;
-  for (int l = 0; l < m.layers; ++l) moe_layers += m.is_moe_layer(l);
+  const int moe_layers = m.moe_layers();
   add(layer_ops(s, false), m.layers - moe_layers);
   if (moe_layers > 0) add(layer_ops(s, true), moe_layers);
   add(embedding_ops(s), 1);
@@ -448,20 +446,6 @@ bool tp_async_backward(const spec::Strategy& st) {
 
 bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st) {
   return tp_overlap_pieces(op, st) > 1 && !(op.tp_edge == BlockEdge::kStart && tp_async_backward(st));
-}
-
-double cp_ring_step_s(const spec::Scenario& s) {
-  const spec::ModelSpec& m = s.model;
-  const double kv = cp_chunk_bytes(s, m.effective_head_dim() + m.value_head_dim(), activation_bytes(s.strategy));
-  return collective_s(CollectiveKind::kSendRecv, kv, group_of(s.strategy, Axis::kCp), s);
-}
-
-double cp_kv_collectives_s(const spec::Scenario& s, CollectiveKind kind) {
-  const spec::ModelSpec& m = s.model;
-  const GroupShape cp = group_of(s.strategy, Axis::kCp);
-  // The gathered output and the scattered input are the whole sequence's: cp chunks.
-  return collective_s(kind, cp.size * cp_chunk_bytes(s, m.effective_head_dim(), activation_bytes(s.strategy)), cp, s) +
-         collective_s(kind, cp.size * cp_chunk_bytes(s, m.value_head_dim(), activation_bytes(s.strategy)), cp, s);
 }
 
 double ep_all_to_all_s(const spec::Scenario& s) {

@@ -164,12 +164,6 @@ bool tp_async_backward(const spec::Strategy& st);
 /// bulk collectives beside whole GEMMs: tp_async_backward). The collective then runs beside that
 /// GEMM only: the weight gradient needs the whole gathered output gradient.
 bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st);
-/// One ring-attention step of context parallelism: one rank's K and V chunk to its neighbour.
-double cp_ring_step_s(const spec::Scenario& s);
-/// All-gather context parallelism (spec::CpExchange::kAllGather): K and V each one collective of
-/// `kind` over the CP group, the chunks gathered whole before the attention (kAllGather) or dK and
-/// dV reduce-scattered after its backward (kReduceScatter).
-double cp_kv_collectives_s(const spec::Scenario& s, cost::CollectiveKind kind);
 /// One expert-parallel all-to-all (token dispatch or combine).
 double ep_all_to_all_s(const spec::Scenario& s);
 /// One pipeline send/recv of a micro-batch's boundary activations (or their gradient).
