@@ -130,8 +130,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option("--optimizer-step", o.optimizer_step,
                  "The passes around Adam: master-weights (Megatron, DeepSpeed: FP32 masters beside "
                  "16-bit weights, copied after the step) or in-place (plain PyTorch, FSDP, "
-                 "torchtitan: FP32 parameters updated in place, gradients always clipped)")
-      ->check(CLI::IsMember({"master-weights", "in-place"}))
+                 "torchtitan: FP32 parameters updated in place, gradients always clipped) or "
+                 "in-place-loop (as in-place, Adam a per-tensor loop of unfused kernels: Composer's "
+                 "DecoupledAdamW)")
+      ->check(CLI::IsMember({"master-weights", "in-place", "in-place-loop"}))
       ->capture_default_str();
   cmd.add_option(
          "--grad-accumulation", o.grad_accumulation,
@@ -310,8 +312,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
                                               : spec::Recompute::kNone;
   st.dtype = dtype_of(o.dtype);
   st.grad_reduce_dtype = dtype_of(o.grad_dtype);
-  st.optimizer_step = o.optimizer_step == "in-place" ? spec::OptimizerStep::kInPlace
-                                                     : spec::OptimizerStep::kMasterWeights;
+  st.optimizer_step = o.optimizer_step == "in-place"        ? spec::OptimizerStep::kInPlace
+                      : o.optimizer_step == "in-place-loop" ? spec::OptimizerStep::kInPlaceLoop
+                                                            : spec::OptimizerStep::kMasterWeights;
   st.grad_accumulation = o.grad_accumulation == "fused" ? spec::GradAccumulation::kFusedIntoGemm
                                                         : spec::GradAccumulation::kSeparateKernel;
   st.attention = o.attention == "unfused"    ? spec::AttentionKernel::kUnfused

@@ -33,7 +33,8 @@ const char* name(Elementwise k) {
   return kNames[static_cast<int>(k)];
 }
 const char* name(OptimizerStep k) {
-  return k == OptimizerStep::kInPlace ? "in-place" : "master-weights";
+  constexpr const char* kNames[] = {"master-weights", "in-place", "in-place-loop"};
+  return kNames[static_cast<int>(k)];
 }
 const char* name(PositionKind k) {
   constexpr const char* kNames[] = {"learned", "rope", "alibi", "none"};

@@ -90,7 +90,11 @@ enum class GradAccumulation { kSeparateKernel, kFusedIntoGemm };
 ///    parameters are the masters, cast to 16 bits where they are used; torch's clip_grad_norm_
 ///    reads the gradients for the norm and always multiplies them by the clamped coefficient;
 ///    gradients are set to None rather than zeroed.
-enum class OptimizerStep { kMasterWeights, kInPlace };
+///  kInPlaceLoop: as kInPlace, but Adam runs as a Python loop over the parameters, each step a
+///    chain of PyTorch's elementwise kernels (Composer's DecoupledAdamW, llm-foundry's
+///    decoupled_adamw) that streams the moments and temporaries several times, where the fused
+///    kernels stream each once; FSDP1's clip_grad_norm_ takes the tensors one at a time too.
+enum class OptimizerStep { kMasterWeights, kInPlace, kInPlaceLoop };
 /// How context parallelism moves keys and values between the CP ranks.
 ///  kRing: ring attention (Transformer Engine's cp_comm_type "p2p", Megatron-Core's default):
 ///    cp - 1 steps, each passing one rank's K and V chunk to the next beside the attention of the

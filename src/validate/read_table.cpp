@@ -212,6 +212,11 @@ spec::ModelSpec model_from_row(const RowReader& r, const std::string& name) {
     // then ran with its torch and triton attention only (MPTConfig._validate_config).
     m.position = spec::PositionKind::kLearned;
     m.tied_embeddings = true;
+    // Its linear layers have biases: MPTConfig's no_bias defaults to False and the benchmark's
+    // YAMLs do not set it; the NumParams column holds them, 9 x d_model a layer beyond the
+    // weights, embeddings and norms (MPT-7B at 2,048 tokens: 6,658,859,008 - 6,657,679,360 =
+    // 32 x 9 x 4,096 for Wqkv's 3 d_model, out_proj's 1, up_proj's 4 and down_proj's 1).
+    m.bias = true;
   } else {  // GPT-style (Megatron): learned positions (BLOOM: ALiBi), biases, tied embeddings
     m.position =
         contains(name, "BLOOM") ? spec::PositionKind::kAlibi : spec::PositionKind::kLearned;

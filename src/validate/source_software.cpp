@@ -169,8 +169,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
     // FSDP's FP32 flat parameters, clipped by FSDP's clip_grad_norm_ (its pretraining YAMLs'
-    // gradient_clipping, clipping_threshold 1.0).
-    sw.optimizer_step = spec::OptimizerStep::kInPlace;
+    // gradient_clipping, clipping_threshold 1.0) and stepped by their optimizer, decoupled_adamw:
+    // Composer's DecoupledAdamW, a Python loop of unfused kernels over the parameters.
+    sw.optimizer_step = spec::OptimizerStep::kInPlaceLoop;
     // Every table ran a FlashAttention-1-generation kernel. The A100 40GB table came from the
     // benchmark script's first form: its Precision and MP Mode columns read "bf16" and "PURE", as
     // that script wrote them, and it set the model's attn_impl from --attn_impl, default 'triton'

@@ -185,10 +185,12 @@ MemoryBreakdown memory_per_gpu(const spec::Scenario& s, const ParamCounts& p, do
 
   const double shard = static_cast<double>(st.dp) * st.cp;  // ZeRO shards over DP x CP ranks
   // A 16-bit copy of the weights beside the optimizer's FP32 masters, except where the FP32
-  // parameters are the masters and ZeRO-3 shards them (FSDP, OptimizerStep::kInPlace): the shard
+  // parameters are the masters and ZeRO-3 shards them (FSDP, OptimizerStep::kInPlace and
+  // kInPlaceLoop): the shard
   // is then the optimizer's FP32 parameter itself, cast to 16 bits only as each layer is gathered
   // (FSDP2's all-gather input; FSDP1's _mp_shard, freed after the gather).
-  const bool masters_only = st.zero_stage >= 3 && st.optimizer_step == spec::OptimizerStep::kInPlace;
+  const bool masters_only =
+      st.zero_stage >= 3 && st.optimizer_step != spec::OptimizerStep::kMasterWeights;
   mem.weights_bytes = masters_only ? 0 : kBf16 * params / (st.zero_stage >= 3 ? shard : 1);
   // ZeRO-3's gathered parameters include FSDP's root unit (embeddings, final norm and head),
   // unsharded from before the embedding's forward to after the head's, and from the head's

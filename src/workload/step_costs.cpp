@@ -16,6 +16,14 @@ using spec::Axis;
 // Bytes per parameter Adam streams (apex's FusedAdam, torch's fused AdamW): reads the FP32
 // weight, gradient and both moments; writes the weight and both moments (4 x 4 + 3 x 4).
 constexpr double kAdamBytesPerParam = 28;
+// Bytes per parameter Composer's DecoupledAdamW streams (composer/optim/decoupled_weight_decay.py,
+// DecoupledAdamW.adamw), with the weight decay of 0 of llm-foundry's pretraining YAMLs
+// (scripts/train/yamls/pretrain/mpt-*.yaml), which skips its param.mul_: a PyTorch kernel per
+// operation, each reading its FP32 operands and writing its result: exp_avg.mul_ (4 + 4),
+// .add_(grad) (8 + 4), exp_avg_sq.mul_ (4 + 4), .addcmul_(grad, grad) (12 + 4), sqrt (4 + 4),
+// the division by sqrt(bias_correction2) (4 + 4), .add_(eps) (4 + 4), param.addcdiv_(exp_avg,
+// denom) (12 + 4).
+constexpr double kAdamLoopBytesPerParam = 80;
 // A 16-bit model weight (an FP32 master weight or main gradient: kFp32Bytes).
 constexpr double k16BitBytes = 2;
 // Dynamic FP8 scaling (torchao Float8Linear's tensorwise scaling; Transformer Engine's current
@@ -557,10 +565,12 @@ double optimizer_s(const spec::Scenario& s, double params) {
   const double updated = params / (st.zero_stage >= 1 ? shards : 1);  // the optimizer's shard
   const double held = params / (st.zero_stage >= 2 ? shards : 1);     // the gradients a rank holds
   const bool master_weights = st.optimizer_step == spec::OptimizerStep::kMasterWeights;
+  const bool loop = st.optimizer_step == spec::OptimizerStep::kInPlaceLoop;
   // Master weights clip and unscale their main gradients, the optimizer's shard; in place, the
   // parameters' own gradients.
   const double clipped = master_weights ? updated : held;
-  double bytes = kAdamBytesPerParam * updated + kFp32Bytes * clipped;  // Adam and the norm's read
+  const double adam = loop ? kAdamLoopBytesPerParam : kAdamBytesPerParam;
+  double bytes = adam * updated + kFp32Bytes * clipped;  // Adam and the norm's read
   if (st.dtype == spec::Dtype::kFp16) bytes += 2 * kFp32Bytes * clipped;  // unscale: read, write
   if (master_weights) {
     const double grad = gradient_bytes(st);
@@ -570,10 +580,12 @@ double optimizer_s(const spec::Scenario& s, double params) {
   } else {
     bytes += 2 * kFp32Bytes * held;  // clip_grad_norm_'s multiply: read, write
   }
-  // Multi-tensor kernels, which stream slower than a copy where the GPU file says so.
+  // Multi-tensor kernels, which stream slower than a copy where the GPU file says so; the loop's
+  // kernels are PyTorch's plain elementwise ones, which stream as a copy does.
   const spec::GpuSpec& gpu = s.cluster.gpu;
-  const double efficiency =
-      gpu.optimizer_memory_efficiency > 0 ? gpu.optimizer_memory_efficiency : gpu.memory_efficiency;
+  const double efficiency = gpu.optimizer_memory_efficiency > 0 && !loop
+                                ? gpu.optimizer_memory_efficiency
+                                : gpu.memory_efficiency;
   return cost::streaming_time_s(bytes, gpu, efficiency, 0) + persistent_regather_s(s);
 }
 

@@ -248,6 +248,17 @@ TEST(ReadTable, LlmFoundrysRowsRunFirstGenerationFlashAttention) {
   EXPECT_EQ(cases[0].scenario.model.position, spec::PositionKind::kLearned);
 }
 
+TEST(ReadTable, LlmFoundrysMptHasLinearBiasesAndStepsComposersDecoupledAdamWLoop) {
+  // published_runs.csv line 62: MPTConfig's no_bias default (NumParams count 9 x d_model of
+  // biases a layer) and llm-foundry's decoupled_adamw, Composer's per-tensor loop.
+  const std::vector<Case> cases = llm_foundry_cases(
+      {"MPT-13b,12.85,40,5120,20480,,,50368,2048,H100-SXM5-80GB,mosaic-h100-roce,8,1,1,8,,,,16,2,"
+       "none,,393.7,0.3979,38336,,yes,FULL_SHARD"});
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_TRUE(cases[0].scenario.model.bias);
+  EXPECT_EQ(cases[0].scenario.strategy.optimizer_step, spec::OptimizerStep::kInPlaceLoop);
+}
+
 TEST(ReadTable, LlmFoundrysA100EightyGbSeventyBRowsRanPureBf16AndTheRestReduceFp32) {
   // published_runs.csv lines 66 and 68: the A100 80GB table's MPT-70B row reads bf16 and PURE,
   // its MPT-30B row amp_bf16 and DEFAULT.

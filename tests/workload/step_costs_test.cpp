@@ -497,6 +497,18 @@ TEST(Optimizer, InPlaceAlwaysScalesTheGradientsAndNeitherCopiesNorZeroes) {
               1e-6);
 }
 
+TEST(Optimizer, ComposersPerTensorLoopStreamsEightyBytesForAdamAtACopysRate) {
+  // DecoupledAdamW's eight unfused kernels, 80 bytes, beside the in-place norm 4 and multiply 8;
+  // plain elementwise kernels stream at the GPU's copy rate, not its multi-tensor rate.
+  spec::Scenario s =
+      data_parallel_llama(0, spec::Dtype::kFp32, spec::OptimizerStep::kInPlaceLoop);
+  const spec::GpuSpec& gpu = s.cluster.gpu;
+  ASSERT_NE(gpu.optimizer_memory_efficiency, gpu.memory_efficiency);
+  EXPECT_NEAR(optimizer_bytes_per_param(s) * gpu.memory_efficiency /
+                  gpu.optimizer_memory_efficiency,
+              92, 1e-6);
+}
+
 TEST(Optimizer, Fp16TrainingAddsTheUnscalePassOverTheClippedGradients) {
   for (const spec::OptimizerStep step : {kMaster, kInPlace}) {
     spec::Scenario bf16 = data_parallel_llama(0, spec::Dtype::kFp32, step);
