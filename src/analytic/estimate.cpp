@@ -626,7 +626,12 @@ Estimate estimate_with(const spec::Scenario& s) {
   // buckets at once, and the gathers are queued ahead of the forward (the simulator's prefetch
   // stream runs them back to back from the step's start): those run throughout the passes.
   const Span bucket_span = aligned ? kWholePass : Span{0, reduces.each};
-  const Exposure reduce = exposed(reduces.seconds, reduces.last, stage_bwd, !aligned, round_wait * bwd_share, bucket_span);
+  // After-backward sync (torch.distributed.pipelining) runs the stage's reductions after its last
+  // backward, beside none of its passes: all exposed on the stage that ends last.
+  const bool after_backward = st.grad_sync == spec::GradSync::kAfterBackward && st.pp > 1 && st.overlap_dp_comm;
+  const Exposure reduce = after_backward
+                              ? Exposure{reduces.seconds, 0}
+                              : exposed(reduces.seconds, reduces.last, stage_bwd, !aligned, round_wait * bwd_share, bucket_span);
   const Exposure gather =
       exposed(gathers.seconds, gathers.last, stage_fwd, true, round_wait * (1 - bwd_share), kWholePass);
   // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside

@@ -195,8 +195,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
          "--grad-sync", o.grad_sync,
          "When a pipeline stage starts reducing gradient buckets: ready (each as the last "
          "backward completes it: PyTorch DDP, DeepSpeed) or aligned (Megatron-Core: a model "
-         "chunk's buckets together, every stage at once)")
-      ->check(CLI::IsMember({"ready", "aligned"}))
+         "chunk's buckets together, every stage at once) or after-backward (torch.distributed."
+         "pipelining with FSDP2: all of them after the stage's last backward)")
+      ->check(CLI::IsMember({"ready", "aligned", "after-backward"}))
       ->capture_default_str();
   cmd.add_option(
          "--zero3-collectives", o.sharded_collectives,
@@ -327,7 +328,9 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.elementwise = o.elementwise == "eager"      ? spec::Elementwise::kEager
                    : o.elementwise == "compiled" ? spec::Elementwise::kCompiled
                                                  : spec::Elementwise::kFusedKernels;
-  st.grad_sync = o.grad_sync == "aligned" ? spec::GradSync::kAligned : spec::GradSync::kAsReady;
+  st.grad_sync = o.grad_sync == "aligned"          ? spec::GradSync::kAligned
+                 : o.grad_sync == "after-backward" ? spec::GradSync::kAfterBackward
+                                                   : spec::GradSync::kAsReady;
   st.cp_exchange = o.cp_exchange == "all-gather"      ? spec::CpExchange::kAllGather
                    : o.cp_exchange == "gathered-ring" ? spec::CpExchange::kGatheredRing
                                                       : spec::CpExchange::kRing;

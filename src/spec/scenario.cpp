@@ -61,7 +61,7 @@ const char* name(CpExchange k) {
   return kNames[static_cast<int>(k)];
 }
 const char* name(GradSync k) {
-  constexpr const char* kNames[] = {"ready", "aligned"};
+  constexpr const char* kNames[] = {"ready", "aligned", "after-backward"};
   return kNames[static_cast<int>(k)];
 }
 const char* name(ShardedCollectives k) {

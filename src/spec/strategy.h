@@ -50,7 +50,11 @@ enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous 
 ///    passes "to launch asynchronous communication at the same time across the pipeline-parallel
 ///    group" (schedules.py); under 1F1B stage 0 starts them during its last backward and the other
 ///    stages after their last.
-enum class GradSync { kAsReady, kAligned };
+///  kAfterBackward: every chunk's after the stage's last backward, none beside it
+///    (torch.distributed.pipelining with FSDP2: PipelineStage.backward_maybe_with_nosync turns
+///    gradient sync off for every backward, then after the last calls each FSDP group's
+///    post_backward, which reduce-scatters its gradients, in turn).
+enum class GradSync { kAsReady, kAligned, kAfterBackward };
 /// How ZeRO-3 / FSDP moves a layer's parameters and gradients.
 ///  kPerLayer: one flat all-gather and one reduce-scatter per layer, the gather prefetched on a
 ///    stream of its own (PyTorch FSDP, llm-foundry, torchtitan; DeepSpeed since its coalesced

@@ -89,6 +89,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     sw.elementwise = contains(model, "compile") ? Elementwise::kCompiled : Elementwise::kEager;
     sw.pipeline_transfers =
         spec::PipelineTransfers::kStreamOrdered;  // torch.distributed.pipelining
+    // Its stages reduce-scatter their gradients only after their last backward
+    // (PipelineStage.backward_maybe_with_nosync in torch/distributed/pipelining/stage.py, 2024).
+    sw.grad_sync = spec::GradSync::kAfterBackward;
     // Its TP plan shards the norms and the blocks' outputs along the sequence (SequenceParallel,
     // output_layouts=Shard(1) in models/llama/parallelize_llama.py, apply_tp).
     sw.tp_shards_sequence = true;

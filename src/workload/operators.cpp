@@ -507,7 +507,14 @@ LayerOps head_ops(const Scenario& s) {
   const double vocab = static_cast<double>(m.vocab) / s.strategy.tp;
   LayerOps out;
   out.add(norm("final_norm", replicated_tokens(s), m.hidden, e, s, eager_head(s)));
-  out.add(linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false));
+  Op projection = linear("vocab_projection", tokens, vocab, m.hidden, 1, e, false);
+  // FP8 training leaves the output layer in 16 bits: torchtitan converts every nn.Linear but
+  // "output" to torchao's Float8Linear (float8.py, convert_to_float8_training with
+  // module_filter_fn=lambda mod, fqn: fqn != "output", since its float8 support of mid-2024), and
+  // Megatron-Core's output layer is its own tensor_parallel.ColumnParallelLinear
+  // (models/gpt/gpt_model.py), outside Transformer Engine's fp8_autocast.
+  projection.fp8_capable = false;
+  out.add(projection);
   if (m.logit_softcap > 0) out.add(logit_softcap(tokens * vocab, e, s));
   out.add(cross_entropy(tokens * vocab, e, s));
   return out;

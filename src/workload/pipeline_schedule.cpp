@@ -135,8 +135,12 @@ GradSyncSlots grad_sync_slots(const std::vector<Slot>& order, const spec::Strate
     last_grad[static_cast<std::size_t>(order[i].chunk)] = grad_slots.size();
     grad_slots.push_back(i);
   }
-  const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.pp > 1 && (st.vp > 1 || stage > 0);
   GradSyncSlots g{std::vector<std::size_t>(chunks, order.size()), std::vector<std::size_t>(chunks, order.size())};
+  if (st.grad_sync == spec::GradSync::kAfterBackward && st.pp > 1) {
+    g.starts_after.assign(chunks, grad_slots.back());
+    return g;
+  }
+  const bool aligned = st.grad_sync == spec::GradSync::kAligned && st.pp > 1 && (st.vp > 1 || stage > 0);
   for (std::size_t c = 0; c < chunks; ++c) {
     if (!aligned) {
       g.streams[c] = grad_slots[last_grad[c]];

@@ -59,7 +59,8 @@ int warm_up_forwards(spec::Schedule schedule, int stages, int chunks, int micro_
 /// (stage_order). The chunk's last backward (ZB-H1: weight gradient) completes them. Its buckets
 /// start as that pass produces them (`streams`), or, with aligned sync, all together after the
 /// pass `stage` grad passes later (after the stage's last pass where there is none), so that every
-/// stage starts a chunk's reduction at once; under 1F1B stage 0 streams them (spec::GradSync).
+/// stage starts a chunk's reduction at once; under 1F1B stage 0 streams them; after-backward sync
+/// starts every chunk's after the stage's last grad pass (spec::GradSync).
 struct GradSyncSlots {
   // By chunk, the index in `order` of the pass that streams its buckets, or after which they start
   // together; order.size() where there is none.

@@ -407,6 +407,24 @@ TEST(Estimate, InterleavedChunksHideEachOthersGradientReductions) {
   }
 }
 
+// torch.distributed.pipelining with FSDP2 reduce-scatters a stage's gradients only after its last
+// backward: nothing hides them, so the whole reduction is exposed, more than as buckets stream.
+TEST(Estimate, AfterBackwardSyncExposesTheStagesWholeGradientReduction) {
+  const auto with = [](spec::GradSync sync) {
+    spec::Scenario s = scenario("llama2-70b", "dgx-h100", 256, 8, 4, 1, 1, 64, 4096);
+    s.strategy.zero_stage = 2;
+    s.strategy.grad_reduce_dtype = spec::Dtype::kFp32;
+    s.strategy.grad_sync = sync;
+    return spec::complete_and_validate(s);
+  };
+  const spec::Scenario after = with(spec::GradSync::kAfterBackward);
+  const double exposed = estimate(after).breakdown.dp_comm_s;
+  EXPECT_GT(exposed, estimate(with(spec::GradSync::kAsReady)).breakdown.dp_comm_s);
+  const double reduce = workload::dp_reduce_s(
+      after, workload::stage_params_per_gpu(workload::param_counts(after.model), after.model, after.strategy));
+  EXPECT_GE(exposed, reduce * (1 - 1e-9));
+}
+
 TEST(Estimate, AStepThatIsNotANumberOrLongerThanTheSimulatorsClockIsRefused) {
   Estimate e;
   for (const double step_s : {std::nan(""), std::numeric_limits<double>::infinity(), 1.1e9}) {

@@ -57,6 +57,27 @@ TEST(PipelineSchedule, GradientsStreamFromTheLastBackwardOrStartAlignedStagePass
   EXPECT_EQ(aligned.starts_after, std::vector<std::size_t>{third.size() - 1});
 }
 
+// torch.distributed.pipelining with FSDP2 reduces every chunk's gradients after the stage's last
+// backward, whatever the stage, the chunk or the schedule.
+TEST(PipelineSchedule, AfterBackwardSyncStartsEveryChunkAfterTheStagesLastBackward) {
+  spec::Strategy st;
+  st.pp = 4;
+  st.grad_sync = spec::GradSync::kAfterBackward;
+  for (const auto& [schedule, vp] : {std::pair{Schedule::k1F1B, 1}, std::pair{Schedule::kInterleaved, 2}}) {
+    st.vp = vp;
+    for (int stage : {0, 2}) {
+      const std::vector<Slot> order = stage_order(schedule, 4, vp, 8, stage);
+      std::size_t last_backward = 0;
+      for (std::size_t i = 0; i < order.size(); ++i)
+        if (order[i].pass == Pass::kBackward) last_backward = i;
+      const GradSyncSlots after = grad_sync_slots(order, st, stage);
+      const auto chunks = static_cast<std::size_t>(vp);
+      EXPECT_EQ(after.streams, std::vector<std::size_t>(chunks, order.size())) << stage;
+      EXPECT_EQ(after.starts_after, std::vector<std::size_t>(chunks, last_backward)) << stage;
+    }
+  }
+}
+
 TEST(PipelineSchedule, DeepSpeedStepsAlternateDirectionAndRunTheOneFOneBOrder) {
   // Stage 1 of 4 with 3 micro-batches, step by step (idle steps as "-"), from TrainSchedule's
   // formulas worked by hand: forwards on odd steps, backwards on even ones.
