@@ -101,7 +101,7 @@ struct Stage {
 // The pipeline's stages: the first carries the embedding, the last the output head (pp == 1
 // both), and the layers are laid out as the pipeline places them (spare layers to the middle
 // stages). Where MoE and dense layers are spread unevenly over the stages (`own_layers`), each
-// stage has its own average layer.
+// stage has its own average layer, else the model's (`average`).
 //
 // Pipeline send/receive of one micro-batch's boundary activations, forward and backward, once
 // per virtual stage; with sequence parallelism each TP rank sends its 1/tp slice. Blocking sends
@@ -113,8 +113,9 @@ struct Stage {
 // what it received, on its compute stream, where nothing hides it.
 class Stages {
  public:
-  Stages(const spec::Scenario& s, const LinksApart& apart, const LayerKind& dense, const LayerKind& moe,
-         const LayerComm& ep, const PassTimes& embed, const PassTimes& head, bool own_layers)
+  Stages(const spec::Scenario& s, const workload::ParallelGroups& groups, const LinksApart& apart,
+         const LayerKind& dense, const LayerKind& moe, const LayerComm& ep, const PassTimes& embed,
+         const PassTimes& head, const LayerCost& average, bool own_layers)
       : s_(s),
         apart_(apart),
         dense_(dense),
@@ -123,27 +124,26 @@ class Stages {
         embed_(embed),
         head_(head),
         own_layers_(own_layers),
-        average_(layer(s.model.moe_layer_fraction())),
+        average_(average),
         root_(workload::fsdp_root_unit(s)),
         // The host launches the embedding while the GPU runs the root unit's gather and copy out
         // before it (FSDP2's root pre-forward), so its launch hides behind them too.
         embed_host_(exposed_host_s(s.strategy, embed.host_fwd, embed.fwd + root_.gather + root_.copy_out) +
                     exposed_host_s(s.strategy, embed.host_bwd, embed.bwd)),
         layout_(s.model.layers, s.strategy.pp * s.strategy.vp),
-        transfer_(s.strategy.pp > 1 ? workload::pp_transfer_s(s) : 0),
+        transfer_(s.strategy.pp > 1 ? workload::pp_transfer_s(s, groups.of(Axis::kPp)) : 0),
         received_gather_(s.strategy.pp > 1 ? workload::pp_gather_s(s) : 0),
         hidden_behind_chunks_(s.strategy.schedule == spec::Schedule::kInterleaved &&
                               s.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous),
         shares_gather_links_(s.strategy.pp > 1 && s.strategy.prefetches_zero3_gathers() &&
-                             workload::crosses_gradient_links(s.strategy, s.cluster, Axis::kPp)),
+                             workload::crosses_gradient_links(groups, s.cluster, Axis::kPp)),
         forward_beside_send_(s.strategy.pipeline_transfers == spec::PipelineTransfers::kAsynchronous &&
                              s.strategy.micro_batches() > 1) {}
 
-  // A layer of MoE layers in the share `moe_share`; the whole model's average layer.
+  // A layer of MoE layers in the share `moe_share`.
   __attribute__((always_inline)) LayerCost layer(double moe_share) const {
     return mixed_layer(s_, apart_, dense_, moe_, ep_, moe_share);
   }
-  const LayerCost& average() const { return average_; }
   bool own_layers() const { return own_layers_; }
   const workload::ChunkLayout& layout() const { return layout_; }
 
@@ -162,7 +162,7 @@ class Stages {
       g.layer_wgrad_slot = c.wgrad_slot;
     };
     if (own_layers_) {
-      g.moe_share = static_cast<double>(workload::stage_moe_layer_count(s_.model, st.pp, st.vp, i)) / layers;
+      g.moe_share = static_cast<double>(layout_.stage_moe_layers(s_.model, st.pp, i)) / layers;
       take(layer(g.moe_share));
     } else {
       take(average_);
@@ -252,7 +252,7 @@ class Stages {
   const LayerComm& ep_;
   const PassTimes &embed_, &head_;
   bool own_layers_;
-  LayerCost average_;
+  const LayerCost& average_;
   workload::RootUnit root_;
   double embed_host_;
   workload::ChunkLayout layout_;
@@ -270,9 +270,11 @@ class Stages {
 // (Megatron's W = 2 (pp - k - 1) + (vp - 1) pp warm-up forwards, then one forward before each
 // backward; g = min(m, pp) micro-batches a chunk at a time) while that micro-batch passes the
 // later stages' last chunks, forward and back, with a hop each (none on the last stage; with
-// equal chunks the last stage's way stays the longest).
+// equal chunks the last stage's way stays the longest). The end stages' slots (Stages::slot_s)
+// come found already.
 double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, const Stage& first_stage,
-                               const Stage& last_stage, double micro_batches, double hop) {
+                               double first_slot, const Stage& last_stage, double last_slot, double micro_batches,
+                               double hop) {
   const double group = std::min<double>(micro_batches, st.pp);
   const int last_round = (st.vp - 1) * st.pp;  // the index of stage 0's last chunk
   const auto warm_up_wait = [&](int k, const Stage& g, double trip) {
@@ -280,8 +282,8 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
                                      micro_batches * st.vp) - (st.vp - 1) * group - 1;
     return std::max(0.0, trip - forwards * g.layers / st.vp * g.layer_fwd_slot);
   };
-  const auto way = [&](int k, const Stage& g, double before) {
-    return before + micro_batches * stages.slot_s(g, k) + stages.cool_down_beside_sends(k);
+  const auto way = [&](int k, double slot, double before) {
+    return before + micro_batches * slot + stages.cool_down_beside_sends(k);
   };
   double longest = 0;
   if (stages.own_layers()) {
@@ -296,7 +298,8 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
     for (int k = 0; k < st.pp; ++k) {
       const Stage g = stages.at(k);
       if (k > 0) beyond -= last_chunk(k, g);
-      longest = std::max(longest, way(k, g, before) + warm_up_wait(k, g, k < st.pp - 1 ? beyond : 0));
+      const double wait = warm_up_wait(k, g, k < st.pp - 1 ? beyond : 0);
+      longest = std::max(longest, way(k, stages.slot_s(g, k), before) + wait);
       before += stages.layout().chunk(k) * g.layer_s + (k == 0 ? g.edges_s() : 0) + hop;
     }
     return longest;
@@ -310,19 +313,23 @@ double longest_interleaved_way(const spec::Strategy& st, const Stages& stages, c
   const int chunks = st.pp * st.vp;
   const double layers = stages.layout().layers_before(chunks - 1) + stages.layout().chunk(chunks - 1);
   // The trip beyond a stage k < pp - 1 through the later stages' last chunks.
-  const auto waited_way = [&](int k, const Stage& g) {
+  const auto waited_way = [&](int k, const Stage& g, double slot) {
     const double trip = (layers - stages.layout().layers_before(last_round + k + 1)) * first_stage.layer_s +
                         last_stage.edges_s() + (st.pp - 1 - k) * hop;
-    return way(k, g, before(k)) + warm_up_wait(k, g, trip);
+    return way(k, slot, before(k)) + warm_up_wait(k, g, trip);
   };
-  longest = std::max(st.pp > 1 ? waited_way(0, first_stage) : way(0, first_stage, 0),
-                     way(st.pp - 1, last_stage, before(st.pp - 1)));
+  const auto waited_way_of = [&](int k) {
+    const Stage g = stages.at(k);
+    return waited_way(k, g, stages.slot_s(g, k));
+  };
+  longest = std::max(st.pp > 1 ? waited_way(0, first_stage, first_slot) : way(0, first_slot, 0),
+                     way(st.pp - 1, last_slot, before(st.pp - 1)));
   if (st.pp >= 3) {
     int fullest_last = st.pp - 2;
     const int fullest = stages.layout().stage(st.pp, 1);
     while (stages.layout().stage(st.pp, fullest_last) != fullest) --fullest_last;
-    longest = std::max(longest, waited_way(fullest_last, stages.at(fullest_last)));
-    if (fullest_last != st.pp - 2) longest = std::max(longest, waited_way(st.pp - 2, stages.at(st.pp - 2)));
+    longest = std::max(longest, waited_way_of(fullest_last));
+    if (fullest_last != st.pp - 2) longest = std::max(longest, waited_way_of(st.pp - 2));
   }
   return longest;
 }
@@ -373,42 +380,54 @@ Estimate estimate_with(const spec::Scenario& s) {
   // The layers' kernels overlap collectives (ZeRO-3 two at once in backward, and the attention
   // the CP ring beside a bucket or gather of the gradient group on its links); the slowdowns of
   // the embedding and head are taken as the layers'.
+  const workload::ParallelGroups groups = workload::parallel_groups(st);
   const bool ring_beside_group = st.cp_exchange != spec::CpExchange::kAllGather &&
-                                 workload::crosses_gradient_links(st, s.cluster, Axis::kCp);
+                                 workload::crosses_gradient_links(groups, s.cluster, Axis::kCp);
   const cost::Shares shares =
       st.zero_stage >= 3 || ring_beside_group ? cost::Shares::kBesideTwo : cost::Shares::kBesideOne;
-  const PassTimes dense_passes = price(workload::layer_ops(s, false), s, shares);
+  // The gradient group's links: the collectives beside the layers' kernels and the buckets run on them.
+  const cost::GroupLinks gradient_links = workload::links_of(groups.gradient, s);
+  const workload::OpPricer layer_pricer(s, workload::layer_overlap(s, shares, gradient_links));
+  const PassTimes dense_passes = price(workload::layer_ops(s, false), s, layer_pricer);
   const auto moe_layer = [&]() -> decltype(auto) {
     if constexpr (kMoe) {
-      return price(workload::layer_ops(s, true), s, shares);
+      return price(workload::layer_ops(s, true), s, layer_pricer);
     } else {
       return (kNoLayer);
     }
   };
   const auto& moe_passes = moe_layer();
-  const PassTimes head = price(workload::head_ops(s), s, cost::Shares::kWhole);
-  const PassTimes embed = price(workload::embedding_ops(s), s, cost::Shares::kWhole);
+  const workload::OpPricer edge_pricer(s, {});  // the embedding and head, beside no collective
+  const PassTimes head = price(workload::head_ops(s), s, edge_pricer);
+  const PassTimes embed = price(workload::embedding_ops(s), s, edge_pricer);
 
   const LayerComm ep = ep_comm(s);
-  LayerKind dense = priced_kind(s, dense_passes, false, ep);
-  LayerKind moe = kMoe ? priced_kind(s, moe_passes, true, ep) : LayerKind{moe_passes, {}, {}, {}, {}, {}, {}};
-  const LinksApart apart = links_apart(s);
+  const workload::GroupShape tp = groups.of(Axis::kTp);
+  LayerKind dense = priced_kind(s, tp, gradient_links, dense_passes, false, ep);
+  LayerKind moe = kMoe ? priced_kind(s, tp, gradient_links, moe_passes, true, ep)
+                       : LayerKind{moe_passes, {}, {}, {}, {}, {}, {}};
+  const LinksApart apart = links_apart(groups, s.cluster);
   if (st.zero_stage >= 3) price_sharded<kMoe>(s, apart, ep, dense, moe);
-  const Stages stages(s, apart, dense, moe, ep, embed, head, kMoe && st.pp > 1);
-  const LayerCost& average = stages.average();
+  // The model's average layer: a dense model's has no MoE share, whose mix the compiler folds.
+  const LayerCost average = mixed_layer(s, apart, dense, moe, ep, kMoe ? m.moe_layer_fraction() : 0.0);
+  const Stages stages(s, groups, apart, dense, moe, ep, embed, head, average, kMoe && st.pp > 1);
   // The slowest stage is an edge stage or the fullest middle one, stage 1: the spare layers go to
   // the middle chunks in order, and stage 1 holds the first chunk of every group of pp.
   const Stage first_stage = stages.at(0);
   const Stage last_stage = st.pp >= 2 ? stages.at(st.pp - 1) : first_stage;
+  const double first_slot = stages.slot_s(first_stage, 0);
+  const double last_slot = st.pp >= 2 ? stages.slot_s(last_stage, st.pp - 1) : first_slot;
   Stage slowest = first_stage;
   int slowest_index = 0;
-  double slowest_s = stages.slot_s(slowest, 0);
-  const auto consider = [&](int i, const Stage& g) {
-    const double t = stages.slot_s(g, i);
+  double slowest_s = first_slot;
+  const auto consider = [&](int i, const Stage& g, double t) {
     if (t > slowest_s) slowest = g, slowest_index = i, slowest_s = t;
   };
-  if (st.pp >= 3) consider(1, stages.at(1));
-  if (st.pp >= 2) consider(st.pp - 1, last_stage);
+  if (st.pp >= 3) {
+    const Stage second = stages.at(1);
+    consider(1, second, stages.slot_s(second, 1));
+  }
+  if (st.pp >= 2) consider(st.pp - 1, last_stage, last_slot);
   const double all_stages_s =
       m.layers * average.total() + stages.edge_s(head) + stages.embedding_s() + first_stage.root;  // each once
   const double layers = slowest.layers;
@@ -457,7 +476,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   double round_wait = 0;
   if (st.schedule == spec::Schedule::kInterleaved) {
     const double longest =
-        longest_interleaved_way(st, stages, first_stage, last_stage, micro_batches, p2p_blocking / st.vp);
+        longest_interleaved_way(st, stages, first_stage, first_slot, last_stage, last_slot, micro_batches,
+                                p2p_blocking / st.vp);
     bubble = std::max(0.0, longest - micro_batches * per_micro_batch);
     // Each round of a chunk, a stage passes its micro-batches on and must wait for the first to
     // come back through every stage and hop for the next chunk (Megatron's interleaved schedule
@@ -548,22 +568,22 @@ Estimate estimate_with(const spec::Scenario& s) {
   // after its last backward: stage k's ends k backwards and hops before the first's, which ends
   // the drain. The step ends by the longest of those tails (`lead`: how early stage k's starts);
   // the walk stops once no stage could end later, not even one of the most layers and both edges.
-  const cost::GroupLinks gradient_links = workload::links_of(workload::gradient_group(st), s);
   const auto dp_tail_s = [&](double p) {
     return st.overlap_dp_comm ? 0
                               : workload::dp_reduce_s(s, gradient_links, p) + workload::dp_gather_s(s, gradient_links, p);
   };
   const double most_layers = st.vp * std::ceil(static_cast<double>(m.layers) / (st.pp * st.vp));
-  const double most_params = most_layers * workload::layer_params_per_gpu(params, m, st) +
+  const double layer_params = workload::layer_params_per_gpu(params, m, st);
+  const double most_params = most_layers * layer_params +
                              workload::embedding_params_per_gpu(params, st) + workload::head_params_per_gpu(params, m, st);
   const double longest_tail = dp_tail_s(most_params) + workload::optimizer_s(s, most_params);
   double stage_params = 0, tail_lead = 0, optimizer = 0;
   for (double k = 0, lead = 0, tail = -1; k < st.pp && lead < longest_tail - tail; ++k) {
-    const double p = workload::stage_own_params_per_gpu(params, m, st, static_cast<int>(k));
+    const Stage g = stages.at(static_cast<int>(k));
+    const double p = workload::stage_own_params_per_gpu(params, m, st, static_cast<int>(k), g.layers);
     const double step_s = workload::optimizer_s(s, p);
     const double own = dp_tail_s(p) + step_s - lead;
     if (own > tail) tail = own, stage_params = p, tail_lead = lead, optimizer = step_s;
-    const Stage g = stages.at(static_cast<int>(k));
     lead += (g.layers * g.layer_bwd + g.edge_bwd) / st.vp + stages.transfer();
   }
   const double group = std::min<double>(micro_batches, st.pp);
@@ -605,7 +625,7 @@ Estimate estimate_with(const spec::Scenario& s) {
                                bool edges) {
     const auto collective_s = [&](double p) { return dp_collective_s(s, gradient_links, p); };
     if (!st.overlap_dp_comm) return DpCollectives{collective_s(stage_params), 0};
-    const double layer_s = collective_s(workload::layer_params_per_gpu(params, m, st));
+    const double layer_s = collective_s(layer_params);
     DpCollectives c{layers * layer_s, layer_s, layer_s};
     if (edges && slowest_index == 0) {
       c.last = collective_s(workload::embedding_params_per_gpu(params, st));

@@ -75,11 +75,13 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apar
 
 }  // namespace
 
-LayerKind priced_kind(const spec::Scenario& s, const PassTimes& passes, bool moe_layer, const LayerComm& ep) {
+LayerKind priced_kind(const spec::Scenario& s, workload::GroupShape tp_group,
+                      const cost::GroupLinks& gradient, const PassTimes& passes, bool moe_layer,
+                      const LayerComm& ep) {
   const CpRings rings = cp_rings(s, passes);
-  const LayerComm tp = tp_comm(s, passes), cp = cp_comm(s, rings);
+  const LayerComm tp = tp_comm(s, tp_group, passes), cp = cp_comm(s, rings);
   return {passes, rings, tp, cp, layer_host_s(s, passes, combined(tp, cp, moe_layer ? ep : LayerComm{})),
-          workload::sharded_layer(s, moe_layer), {}};
+          workload::sharded_layer(s, moe_layer, gradient), {}};
 }
 
 template <bool kMoe>

@@ -22,8 +22,10 @@ struct LayerKind {
   double sharded_weight = 0;  // the part of sharded_exposed.bwd ZB-H1's weight-gradient pass carries
 };
 
-// A kind of layer whose kernels are `passes`; a MoE layer's EP collectives `ep` are its host's too.
-LayerKind priced_kind(const spec::Scenario& s, const PassTimes& passes, bool moe_layer, const LayerComm& ep);
+// A kind of layer whose kernels are `passes`, its TP collectives on the group `tp` and ZeRO-3's on
+// the gradient group's links `gradient`; a MoE layer's EP collectives `ep` are its host's too.
+LayerKind priced_kind(const spec::Scenario& s, workload::GroupShape tp, const cost::GroupLinks& gradient,
+                      const PassTimes& passes, bool moe_layer, const LayerComm& ep);
 
 // Each kind's ZeRO-3 exposure per layer, over the kinds of its neighbours in the model (a dense
 // model's are dense): sets `sharded_exposed` and `sharded_weight` of `dense` and, with kMoe, `moe`.

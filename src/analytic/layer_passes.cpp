@@ -14,9 +14,9 @@ using spec::Axis;
 using workload::LayerOps;
 using workload::Op;
 
-PassTimes price(const LayerOps& ops, const spec::Scenario& s, cost::Shares shares) {
+PassTimes price(const LayerOps& ops, const spec::Scenario& s, const workload::OpPricer& op_times) {
   PassTimes t;
-  const workload::OpPricer op_times(s, workload::layer_overlap(s, shares));
+  const cost::Shares shares = op_times.shares();
   // An average layer: with full recomputation of every k-th layer, 1/k of them re-run.
   const double recomputed = workload::recomputed_layer_fraction(s.strategy);
   // A layer's backward recomputes before its ops' backward: torchtitan wraps each block in
@@ -97,7 +97,7 @@ double sharded_backward_s(const PassStream& pass, double gather, double copy_in,
          copy_out;
 }
 
-LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
+LayerComm tp_comm(const spec::Scenario& s, workload::GroupShape tp, const PassTimes& k) {
   const spec::Strategy& st = s.strategy;
   if (st.tp <= 1) return {};
   // Two per pass (after attention and after the MLP): all-reduce, or with sequence parallelism an
@@ -107,7 +107,7 @@ LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k) {
   const bool sp = st.sequence_parallel;
   const auto edges_end = k.tp_edges.begin() + k.tp_edge_count;
   const bool fp8_edges = std::any_of(k.tp_edges.begin(), edges_end, [](const PassTimes::Edge& e) { return e.fp8; });
-  const cost::GroupLinks links = workload::links_of(workload::group_of(st, Axis::kTp), s);
+  const cost::GroupLinks links = workload::links_of(tp, s);
   const auto collective_s = [&](CollectiveKind kind, bool fp8) { return workload::tp_collective_s(s, links, kind, fp8); };
   const double gather = sp ? collective_s(CollectiveKind::kAllGather, false) : 0;
   const double gather_fp8 = sp && fp8_edges ? collective_s(CollectiveKind::kAllGather, true) : 0;
@@ -209,11 +209,10 @@ LayerComm ep_comm(const spec::Scenario& s) {
   return {one, one + full_recompute_fraction(st) * one, 2, 2};
 }
 
-LinksApart links_apart(const spec::Scenario& s) {
-  const spec::Strategy& st = s.strategy;
-  const int gradient_level = workload::spanned_level(workload::gradient_group(st), s.cluster);
+LinksApart links_apart(const workload::ParallelGroups& groups, const spec::ClusterSpec& cluster) {
+  const int gradient_level = workload::spanned_level(groups.gradient, cluster);
   const auto apart = [&](Axis axis) {
-    return workload::spanned_level(workload::group_of(st, axis), s.cluster) != gradient_level;
+    return workload::spanned_level(groups.of(axis), cluster) != gradient_level;
   };
   return {apart(Axis::kTp), apart(Axis::kCp), apart(Axis::kEp)};
 }

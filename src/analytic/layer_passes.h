@@ -72,8 +72,8 @@ struct PassTimes {
   KernelOrder bwd_order, input_order;
 };
 
-// The layer's ops priced with the given shares of the GPU beside collectives.
-PassTimes price(const workload::LayerOps& ops, const spec::Scenario& s, cost::Shares shares);
+// The layer's ops priced by `op_times`, beside the collectives of its overlap.
+PassTimes price(const workload::LayerOps& ops, const spec::Scenario& s, const workload::OpPricer& op_times);
 
 // FSDP2 copies each layer's gathered parameters out (`copy_out`) on the compute stream before
 // its kernels, and its all-gather streams wait for that copy's end before the next gather they
@@ -129,10 +129,10 @@ struct CpRings {
 CpRings cp_rings(const spec::Scenario& s, const PassTimes& k);
 
 // Each kind of a layer's communication, exposed per pass beside its kernels `k`: TP collectives
-// (overlapped as the strategy says), the CP exchange (the `rings` beside the attention, or
-// gathers before it) and the EP all-to-alls.
+// on the TP group `tp` (overlapped as the strategy says), the CP exchange (the `rings` beside the
+// attention, or gathers before it) and the EP all-to-alls.
 
-LayerComm tp_comm(const spec::Scenario& s, const PassTimes& k);
+LayerComm tp_comm(const spec::Scenario& s, workload::GroupShape tp, const PassTimes& k);
 LayerComm cp_comm(const spec::Scenario& s, const CpRings& rings);
 LayerComm ep_comm(const spec::Scenario& s);
 
@@ -142,7 +142,7 @@ LayerComm ep_comm(const spec::Scenario& s);
 struct LinksApart {
   bool tp = false, cp = false, ep = false;
 };
-LinksApart links_apart(const spec::Scenario& s);
+LinksApart links_apart(const workload::ParallelGroups& groups, const spec::ClusterSpec& cluster);
 
 // A layer's exposed TP communication (`tp`), CP exchange (`cp`) and EP all-to-alls (`ep`) by the
 // links they cross: other links than the gradient group's, or the same;

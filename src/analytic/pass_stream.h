@@ -101,7 +101,7 @@ struct SideTransfer {
   // beside them and `sharers` of those cross its links, where each of the sharers + 1 transfers
   // gets an equal share of the bandwidth (as the simulator's links share it).
   double exposed(int holders, int sharers) const {
-    if (seconds <= 0 || times <= 0) return 0;
+    if (!moves()) return 0;
     const double alone = window[static_cast<std::size_t>(std::min(holders, 2))];
     const double beside = window[static_cast<std::size_t>(std::min(holders + 1, 2))];
     return times * (overlapped_s(alone, beside, (sharers + 1) * seconds) - alone);
@@ -116,6 +116,8 @@ struct SideTransfer {
   }
   // Its seconds on the links in a pass.
   double link_s() const { return times * seconds; }
+  // Whether it moves anything in a pass: a pass without a CP ring has only idle side transfers.
+  bool moves() const { return seconds > 0 && times > 0; }
   SideTransfer scaled(double n) const { return {seconds, times * n, window, lead}; }
 };
 
@@ -146,6 +148,7 @@ struct PassStream {
   double side_exposed(int holders, int sharers, Span span = kWholePass) const {
     double s = 0;
     for (const SideTransfer& t : side) {
+      if (!t.moves()) continue;  // exposes nothing, whatever meets it
       const double met = t.met(span);
       s += met * t.exposed(holders, sharers) + (1 - met) * t.exposed(holders, 0);
     }
@@ -153,7 +156,9 @@ struct PassStream {
   }
   double side_link_s(Span span) const {
     double s = 0;
-    for (const SideTransfer& t : side) s += t.met(span) * t.link_s();
+    for (const SideTransfer& t : side) {
+      if (t.moves()) s += t.met(span) * t.link_s();
+    }
     return s;
   }
   double alone() const { return kernels + apart + shared + side_exposed(0, 0); }

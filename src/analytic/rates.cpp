@@ -35,13 +35,17 @@ void set_rates(const spec::Scenario& s, const workload::ParamCounts& params, Est
   const double model_flops = workload::model_flops_per_token(params, m, st.seq_len) * tokens;
   // Recomputation re-runs the forward: a third of the layers' model FLOPs (full) or of the
   // attention term (selective).
-  const double attention_flops = workload::attention_flops_per_token(m, st.seq_len) * tokens;
-  const double layer_flops = model_flops - 6.0 * m.vocab * m.hidden * tokens;
   double recompute_flops = 0;
   switch (st.recompute) {
     case Recompute::kNone: break;
-    case Recompute::kFull: recompute_flops = layer_flops / 3 * full_recompute_fraction(st); break;
-    case Recompute::kSelective: recompute_flops = attention_flops / 3; break;
+    case Recompute::kFull: {
+      const double layer_flops = model_flops - 6.0 * m.vocab * m.hidden * tokens;
+      recompute_flops = layer_flops / 3 * full_recompute_fraction(st);
+      break;
+    }
+    case Recompute::kSelective:
+      recompute_flops = workload::attention_flops_per_token(m, st.seq_len) * tokens / 3;
+      break;
     case Recompute::kOp: {
       // The recomputed GEMM shares of a dense layer for one micro-batch on one GPU, times the
       // GPUs that split it (tp x cp), the micro-batches of the step and the layers.

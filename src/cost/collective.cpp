@@ -118,13 +118,18 @@ double GroupLinks::per_gpu_nic_network_Bps() const {
   return network_Bps;
 }
 
+// A group of one crosses no link: neither bandwidth is set.
+double GroupLinks::bus_bandwidth_Bps() const { return bottleneck_Bps(ring_); }
+
 double bus_bandwidth_Bps(GroupLayout g, const spec::ClusterSpec& c) {
   STEPCAST_ASSERT(g.size >= 1 && g.stride >= 1, "group layouts come from validated strategies");
   if (g.size <= 1) return 0;
-  return bottleneck_Bps(GroupLinks(g, c).ring());
+  return GroupLinks(g, c).bus_bandwidth_Bps();
 }
 
 double collective_hbm_Bps(GroupLayout g, const spec::ClusterSpec& c) { return 2 * bus_bandwidth_Bps(g, c); }
+
+double collective_hbm_Bps(const GroupLinks& group) { return 2 * group.bus_bandwidth_Bps(); }
 
 // Channels NCCL builds for a communicator with one GPU per node (src/graph/search.cc and
 // connect.cc of NCCL 2.18-2.27): the graph search finds one ring through the member's NIC, at the

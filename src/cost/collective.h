@@ -72,6 +72,9 @@ class GroupLinks {
     double outer_latency_s = 0;  // latency of the slowest level >= 1 crossed (tree's inter-node hop)
   };
   const Span& ring() const { return ring_; }
+  GroupLayout layout() const { return group_; }
+  /// bus_bandwidth_Bps over this group.
+  double bus_bandwidth_Bps() const;
 
  private:
   // Span::network_Bps with every member on its own NIC, found only for the kinds that need it.
@@ -93,6 +96,8 @@ double bus_bandwidth_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
 /// bound: NCCL's staging buffers and reductions touch some bytes again. 0 for a group of one.
 /// Same REQUIRES.
 double collective_hbm_Bps(GroupLayout group, const spec::ClusterSpec& cluster);
+/// The same over a group whose links are found already.
+double collective_hbm_Bps(const GroupLinks& group);
 
 /// SMs an NCCL collective over `group` holds while it runs: one thread block per channel, each
 /// resident on an SM until the kernel ends. Where two or more members share a scale-up domain

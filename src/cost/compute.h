@@ -83,13 +83,28 @@ AttentionCurve attention_curve(const spec::GpuSpec& gpu, spec::AttentionKernel k
 KernelTime attention_time(double flops, double bytes, double keys, double relative_rate, AttentionCurve curve,
                           const spec::GpuSpec& gpu, Beside beside);
 
-/// Seconds for a bandwidth-bound kernel moving `bytes` while collectives beside it take
-/// `hbm_taken_Bps` of the GPU's HBM bandwidth (cost::collective_hbm_Bps). Where kernel and
-/// collectives together ask for more than the achievable bandwidth, the two share it and the
-/// kernel keeps at least half. Inline: the estimate prices some 30 such kernels per call.
+/// The bandwidth a bandwidth-bound kernel streams at, at `efficiency` of the GPU's HBM bandwidth
+/// while collectives beside it take `hbm_taken_Bps` of it (cost::collective_hbm_Bps). Where
+/// kernel and collectives together ask for more than the achievable bandwidth, the two share it
+/// and the kernel keeps at least half. Found once for the many kernels of a layer (the estimate
+/// prices some 30 per call).
+class StreamingRate {
+ public:
+  StreamingRate(const spec::GpuSpec& gpu, double efficiency, double hbm_taken_Bps)
+      : overhead_s_(gpu.kernel_overhead_s) {
+    const double achievable = gpu.hbm_bandwidth_Bps * efficiency;
+    Bps_ = achievable - std::min(hbm_taken_Bps, achievable / 2);
+  }
+  /// Seconds for a kernel moving `bytes`.
+  double seconds(double bytes) const { return bytes / Bps_ + overhead_s_; }
+
+ private:
+  double Bps_ = 0, overhead_s_;
+};
+
+/// Seconds for a bandwidth-bound kernel moving `bytes` at StreamingRate(gpu, efficiency, hbm_taken_Bps).
 inline double streaming_time_s(double bytes, const spec::GpuSpec& gpu, double efficiency, double hbm_taken_Bps) {
-  const double achievable = gpu.hbm_bandwidth_Bps * efficiency;
-  return bytes / (achievable - std::min(hbm_taken_Bps, achievable / 2)) + gpu.kernel_overhead_s;
+  return StreamingRate(gpu, efficiency, hbm_taken_Bps).seconds(bytes);
 }
 /// The same at the bandwidth a copy reaches (GpuSpec::memory_efficiency).
 inline double memory_time_s(double bytes, const spec::GpuSpec& gpu, double hbm_taken_Bps = 0) {

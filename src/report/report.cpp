@@ -133,7 +133,9 @@ std::string uneven_chunks_note(const spec::Scenario& s) {
 // links shares them in both engines.)
 std::string shared_zero3_links_note(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
-  if (!st.prefetches_zero3_gathers() || !workload::crosses_gradient_links(st, s.cluster, spec::Axis::kPp)) return {};
+  if (!st.prefetches_zero3_gathers() ||
+      !workload::crosses_gradient_links(workload::parallel_groups(st), s.cluster, spec::Axis::kPp))
+    return {};
   return "\nnote: the pipeline transfers cross the links of the ZeRO-3 group's gathers and scatters. The "
          "closed form shares each gradient's transfer with the gathers of the backward after it and, with "
          "asynchronous sends, an activation's with those of its sender's next forward (FSDP gathers a "

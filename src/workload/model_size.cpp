@@ -87,7 +87,11 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 }
 
 double stage_own_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int stage) {
-  const double layers = ChunkLayout(m.layers, st.pp * st.vp).stage(st.pp, stage);
+  return stage_own_params_per_gpu(p, m, st, stage, ChunkLayout(m.layers, st.pp * st.vp).stage(st.pp, stage));
+}
+
+double stage_own_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int stage,
+                                double layers) {
   return layers * layer_params_per_gpu(p, m, st) + (stage == 0 ? embedding_params_per_gpu(p, st) : 0) +
          (stage == st.pp - 1 ? head_params_per_gpu(p, m, st) : 0);
 }

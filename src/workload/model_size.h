@@ -44,6 +44,9 @@ double stage_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, cons
 /// embedding on the first stage and the output head on the last, split by TP: what that stage's
 /// data-parallel reduction, parameter gather and optimizer step move.
 double stage_own_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int stage);
+/// The same for a stage whose layers (ChunkLayout::stage) are counted already.
+double stage_own_params_per_gpu(const ParamCounts& p, const spec::ModelSpec& m, const spec::Strategy& st, int stage,
+                                double layers);
 
 /// Parameters one GPU holds of the input embedding (the first stage's edge), split by TP.
 double embedding_params_per_gpu(const ParamCounts& p, const spec::Strategy& st);

@@ -121,7 +121,11 @@ std::vector<DeepSpeedStep> deepspeed_train_steps(int stages, int micro_batches, 
 }
 
 ChunkLayout::ChunkLayout(int layers, int chunks)
-    : chunks_(chunks), base_(chunks >= 1 ? layers / chunks : 0), spare_(chunks >= 1 ? layers % chunks : 0) {
+    : chunks_(chunks),
+      base_(chunks >= 1 ? layers / chunks : 0),
+      spare_(chunks >= 1 ? layers % chunks : 0),
+      middle_spares_(std::min(spare_, chunks - 2)),
+      first_(base_ + (std::max(0, chunks - 2) < spare_ ? 1 : 0)) {
   STEPCAST_ASSERT(chunks >= 1 && layers >= chunks, "a chunk layout needs 1 <= chunks <= layers");
 }
 
@@ -152,14 +156,17 @@ GradSyncSlots grad_sync_slots(const std::vector<Slot>& order, const spec::Strate
   return g;
 }
 
-int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
-  const ChunkLayout layout(model.layers, pp * vp);
+int ChunkLayout::stage_moe_layers(const spec::ModelSpec& model, int pp, int stage) const {
   int count = 0;
-  for (int j = stage; j < pp * vp; j += pp) {
-    const int first = layout.layers_before(j);
-    count += model.moe_layers_before(first + layout.chunk(j)) - model.moe_layers_before(first);
+  for (int j = stage; j < chunks_; j += pp) {
+    const int first = layers_before(j);
+    count += model.moe_layers_before(first + chunk(j)) - model.moe_layers_before(first);
   }
   return count;
+}
+
+int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage) {
+  return ChunkLayout(model.layers, pp * vp).stage_moe_layers(model, pp, stage);
 }
 
 }  // namespace stepcast::workload

@@ -92,13 +92,13 @@ class ChunkLayout {
   /// Layers of chunk `chunk`, 0 <= chunk < chunks. The spare layers are handed out in the order
   /// 1, 2, ..., chunks-2, 0, chunks-1.
   int chunk(int chunk) const {
-    const int rank = chunk == 0 ? std::max(0, chunks_ - 2) : chunk == chunks_ - 1 ? chunks_ - 1 : chunk - 1;
-    return base_ + (rank < spare_ ? 1 : 0);
+    if (chunk == 0) return first_;
+    return base_ + (chunk <= middle_spares_ ? 1 : 0);
   }
   /// Layers of the chunks before chunk `chunk`, 0 <= chunk < chunks: the first chunk's and those
   /// of the middle chunks 1 .. chunk-1, which hold the first spare layers.
   int layers_before(int chunk) const {
-    return chunk == 0 ? 0 : this->chunk(0) + (chunk - 1) * base_ + std::min(chunk - 1, spare_);
+    return chunk == 0 ? 0 : first_ + (chunk - 1) * base_ + std::min(chunk - 1, spare_);
   }
   /// Whether the middle chunks (all but the first and the last) hold alike many layers.
   bool middle_chunks_alike() const { return spare_ == 0 || spare_ >= chunks_ - 2; }
@@ -108,13 +108,17 @@ class ChunkLayout {
     for (int j = stage; j < chunks_; j += pp) count += chunk(j);
     return count;
   }
+  /// Of those, the MoE layers of `model` (spec::ModelSpec::is_moe_layer).
+  int stage_moe_layers(const spec::ModelSpec& model, int pp, int stage) const;
 
  private:
   int chunks_, base_, spare_;
+  // Found once, as the estimate asks for some 20 chunks: the middle chunks 1 .. middle_spares_
+  // hold a spare layer each; the first chunk's layers (its spare comes after theirs).
+  int middle_spares_, first_;
 };
 
-
-/// Of those, the MoE layers of `model` (spec::ModelSpec::is_moe_layer).
+/// ChunkLayout::stage_moe_layers of `model` over pp * vp chunks.
 int stage_moe_layer_count(const spec::ModelSpec& model, int pp, int vp, int stage);
 
 }  // namespace stepcast::workload

@@ -16,26 +16,49 @@ int degree(const spec::Strategy& st, spec::Axis axis) {
   return 1;
 }
 
-int stride_of(const spec::Strategy& st, spec::Axis axis) {
-  int stride = 1;
-  for (spec::Axis a : st.placement) {
-    if (a == axis) break;
-    stride *= degree(st, a);
+// Each axis's stride: the product of the degrees of the axes placed inside it (of all of them
+// for an axis the order leaves out), found in one walk of the order.
+class Strides {
+ public:
+  explicit Strides(const spec::Strategy& st) {
+    for (spec::Axis a : st.placement) {
+      by_axis_[static_cast<std::size_t>(a)] = all_;
+      all_ *= degree(st, a);
+    }
   }
-  return stride;
+  int of(spec::Axis axis) const {
+    const int stride = by_axis_[static_cast<std::size_t>(axis)];
+    return stride > 0 ? stride : all_;
+  }
+
+ private:
+  std::array<int, 5> by_axis_{};  // 0: left out
+  int all_ = 1;
+};
+
+GroupShape group_with(const spec::Strategy& st, spec::Axis axis, const Strides& strides) {
+  if (axis == spec::Axis::kEp) return {st.ep, strides.of(spec::Axis::kDp)};
+  return {degree(st, axis), strides.of(axis)};
+}
+
+GroupShape gradient_group_with(const spec::Strategy& st, const Strides& strides) {
+  if (st.cp == 1) return group_with(st, spec::Axis::kDp, strides);
+  if (st.dp == 1) return group_with(st, spec::Axis::kCp, strides);
+  return {gradient_ranks(st), std::min(strides.of(spec::Axis::kDp), strides.of(spec::Axis::kCp))};
 }
 
 }  // namespace
 
-GroupShape group_of(const spec::Strategy& st, spec::Axis axis) {
-  if (axis == spec::Axis::kEp) return {st.ep, stride_of(st, spec::Axis::kDp)};
-  return {degree(st, axis), stride_of(st, axis)};
-}
+GroupShape group_of(const spec::Strategy& st, spec::Axis axis) { return group_with(st, axis, Strides(st)); }
 
-GroupShape gradient_group(const spec::Strategy& st) {
-  if (st.cp == 1) return group_of(st, spec::Axis::kDp);
-  if (st.dp == 1) return group_of(st, spec::Axis::kCp);
-  return {st.dp * st.cp, std::min(stride_of(st, spec::Axis::kDp), stride_of(st, spec::Axis::kCp))};
+GroupShape gradient_group(const spec::Strategy& st) { return gradient_group_with(st, Strides(st)); }
+
+ParallelGroups parallel_groups(const spec::Strategy& st) {
+  const Strides strides(st);
+  const auto group = [&](spec::Axis axis) { return group_with(st, axis, strides); };
+  return {{group(spec::Axis::kTp), group(spec::Axis::kCp), group(spec::Axis::kEp), group(spec::Axis::kDp),
+           group(spec::Axis::kPp)},
+          gradient_group_with(st, strides)};
 }
 
 int spanned_level(GroupShape group, const spec::ClusterSpec& cluster) {
@@ -48,9 +71,9 @@ int spanned_level(GroupShape group, const spec::ClusterSpec& cluster) {
   return levels - 1;
 }
 
-bool crosses_gradient_links(const spec::Strategy& st, const spec::ClusterSpec& cluster, spec::Axis axis) {
-  const GroupShape group = group_of(st, axis);
-  return group.size > 1 && spanned_level(group, cluster) == spanned_level(gradient_group(st), cluster);
+bool crosses_gradient_links(const ParallelGroups& groups, const spec::ClusterSpec& cluster, spec::Axis axis) {
+  const GroupShape group = groups.of(axis);
+  return group.size > 1 && spanned_level(group, cluster) == spanned_level(groups.gradient, cluster);
 }
 
 }  // namespace stepcast::workload

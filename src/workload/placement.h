@@ -7,6 +7,9 @@
 //   DP group stride 8 (one rank per node), PP group stride 32.
 #pragma once
 
+#include <array>
+#include <cstddef>
+
 #include "spec/cluster_spec.h"
 #include "spec/strategy.h"
 
@@ -24,12 +27,24 @@ GroupShape group_of(const spec::Strategy& st, spec::Axis axis);
 /// The group over which gradients are reduced and ZeRO shards: DP and CP ranks together.
 GroupShape gradient_group(const spec::Strategy& st);
 
+/// Its size, without placing it: ZeRO's shards.
+inline int gradient_ranks(const spec::Strategy& st) { return st.dp * st.cp; }
+
+/// Every axis's group (group_of) and the gradient group, placed in one walk of the placement
+/// order: for callers that ask for several (the closed form prices collectives on most).
+struct ParallelGroups {
+  std::array<GroupShape, 5> axes;  // by spec::Axis
+  GroupShape gradient;
+  const GroupShape& of(spec::Axis axis) const { return axes[static_cast<std::size_t>(axis)]; }
+};
+ParallelGroups parallel_groups(const spec::Strategy& st);
+
 /// The lowest topology level of `cluster` one of whose domains holds the whole group (its
 /// size * stride consecutive GPU ids): the level whose links the group's traffic crosses.
 int spanned_level(GroupShape group, const spec::ClusterSpec& cluster);
 
 /// Whether the group of `axis` (of more than one rank) crosses the links the gradient group's
 /// collectives cross: the same spanned level, so that their traffic shares them.
-bool crosses_gradient_links(const spec::Strategy& st, const spec::ClusterSpec& cluster, spec::Axis axis);
+bool crosses_gradient_links(const ParallelGroups& groups, const spec::ClusterSpec& cluster, spec::Axis axis);
 
 }  // namespace stepcast::workload

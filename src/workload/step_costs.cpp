@@ -177,9 +177,12 @@ std::size_t regathered_ops(const LayerOps& layer) {
   return 0;
 }
 
-double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s, bool moe_layer) {
+// `params`: the layer's parameters on this GPU (fsdp_layer_params), which per-layer sharding
+// moves at once over the gradient group's links `gradient`.
+double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s, bool moe_layer,
+                       double params, const cost::GroupLinks& gradient) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
-    return collective_s(kind, bytes_per_element * fsdp_layer_params(s, moe_layer), gradient_group(s.strategy), s);
+    return gradient.collective_time_s(kind, bytes_per_element * params);
   }
   const LayerOps layer = layer_ops(s, moe_layer);
   return per_tensor_s(kind, bytes_per_element, layer, layer.size(), s);
@@ -197,7 +200,7 @@ bool fsdp2_copies(const spec::Scenario& s) {
 // its trace shows the cast and one copy per parameter, no copy-out.
 double fsdp_copy_out_for(const spec::Scenario& s, double params) {
   if (!fsdp2_copies(s)) return 0;
-  const double ranks = gradient_group(s.strategy).size;
+  const double ranks = gradient_ranks(s.strategy);
   const double e = weight_bytes(s.strategy);
   const double shard = (kFp32Bytes + e + 2 * e) * params / ranks;
   const double gathered = ranks > 1 ? 2 * e * params : 0;
@@ -210,9 +213,25 @@ double fsdp_copy_out_for(const spec::Scenario& s, double params) {
 double fsdp_copy_in_for(const spec::Scenario& s, double params) {
   if (!fsdp2_copies(s)) return 0;
   double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
-  if (gradient_group(s.strategy).size == 1) bytes += 2 * gradient_bytes(s.strategy);
+  if (gradient_ranks(s.strategy) == 1) bytes += 2 * gradient_bytes(s.strategy);
   return cost::memory_time_s(bytes * params, s.cluster.gpu);
 }
+
+// A layer's ZeRO-3 gather and reduce-scatter, of its `params` parameters on this GPU.
+double fsdp_gather_for(const spec::Scenario& s, bool moe_layer, double params,
+                       const cost::GroupLinks& gradient) {
+  const double element = weight_bytes(s.strategy);
+  return sharded_layer_s(CollectiveKind::kAllGather, element, s, moe_layer, params, gradient);
+}
+
+double fsdp_scatter_for(const spec::Scenario& s, bool moe_layer, double params,
+                        const cost::GroupLinks& gradient) {
+  const double element = gradient_bytes(s.strategy);
+  return sharded_layer_s(CollectiveKind::kReduceScatter, element, s, moe_layer, params, gradient);
+}
+
+// The gradient group's links, for the functions that price one collective on them.
+cost::GroupLinks gradient_links(const spec::Scenario& s) { return links_of(gradient_group(s.strategy), s); }
 
 // SMs each of the column-parallel backward's TP collectives holds (Strategy::tp_backward_sms).
 int tp_backward_sms(const spec::Scenario& s) {
@@ -222,10 +241,6 @@ int tp_backward_sms(const spec::Scenario& s) {
 }
 
 }  // namespace
-
-bool fp8_gemm(const Op& op, const spec::Scenario& s) {
-  return op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
-}
 
 std::vector<OddWidthLinear> odd_width_linears(const spec::Scenario& s) {
   std::vector<OddWidthLinear> out;
@@ -245,11 +260,16 @@ std::vector<OddWidthLinear> odd_width_linears(const spec::Scenario& s) {
 double host_launch_s(const spec::Scenario& s, double kernels) { return kernels * s.strategy.host_dispatch_s; }
 
 Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares) {
+  return layer_overlap(s, shares, gradient_links(s));
+}
+
+Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares, const cost::GroupLinks& gradient) {
   if (shares == cost::Shares::kWhole) return {};
-  GroupShape group = gradient_group(s.strategy);
-  if (group.size <= 1) group = group_of(s.strategy, Axis::kCp);
-  const cost::GroupLayout layout{group.size, group.stride};
-  return {{shares, cost::collective_sms(layout, s.cluster)}, cost::collective_hbm_Bps(layout, s.cluster)};
+  const auto beside = [&](const cost::GroupLinks& group) -> Overlap {
+    return {{shares, cost::collective_sms(group.layout(), s.cluster)}, cost::collective_hbm_Bps(group)};
+  };
+  if (gradient.layout().size > 1) return beside(gradient);
+  return beside(links_of(group_of(s.strategy, Axis::kCp), s));
 }
 
 namespace {
@@ -275,7 +295,11 @@ OpTimes priced(const cost::KernelTime& fwd, const cost::KernelTime& bwd_input, c
 }  // namespace
 
 OpPricer::OpPricer(const spec::Scenario& s, const Overlap& overlap)
-    : s_(s), overlap_(overlap), start_edge_sms_(overlap.beside.collective_sms) {
+    : s_(s),
+      overlap_(overlap),
+      copy_rate_(s.cluster.gpu, s.cluster.gpu.memory_efficiency, 0),
+      copy_rate_beside_(s.cluster.gpu, s.cluster.gpu.memory_efficiency, overlap.hbm_taken_Bps),
+      start_edge_sms_(overlap.beside.collective_sms) {
   const spec::Strategy& st = s.strategy;
   // The column-parallel backward's TP collectives run beside a block's first GEMMs
   // (Strategy::tp_async_backward): one SM count serves every collective beside them, the larger.
@@ -292,7 +316,7 @@ OpPricer::OpPricer(const spec::Scenario& s, const Overlap& overlap)
   // rank adds only its shard of the gradient it has reduce-scattered; ZeRO-2 reduces once a step,
   // after the last.
   accumulation_bytes_ = activation_bytes(st) + 2 * gradient_bytes(st);
-  gradient_shard_ = st.zero_stage >= 3 ? gradient_group(st).size : 1;
+  gradient_shard_ = st.zero_stage >= 3 ? gradient_ranks(st) : 1;
 }
 
 // The share of a step's micro-batches after the first: each adds its gradients into the
@@ -304,13 +328,12 @@ double OpPricer::accumulated_share(const Op& op) const { return op.weights + op.
 // collectives it streams at the HBM bandwidth they leave (cost/compute.h).
 OpTimes OpPricer::memory(const Op& op) const {
   const cost::Shares shares = overlap_.beside.shares;
-  const spec::GpuSpec& gpu = s_.cluster.gpu;
   const HostTimes host{host_launch_s(s_, op.launches), op.bwd_bytes <= 0 ? 0 : host_launch_s(s_, op.bwd_launches),
                        host_launch_s(s_, (op.weights + op.biases) * accumulated_share(op))};
   const auto kernel = [&](double bytes) -> cost::KernelTime {
-    const double whole = cost::memory_time_s(bytes, gpu);
+    const double whole = copy_rate_.seconds(bytes);
     if (shares < cost::Shares::kBesideOne) return {whole, whole, whole};
-    const double beside = cost::memory_time_s(bytes, gpu, overlap_.hbm_taken_Bps);
+    const double beside = copy_rate_beside_.seconds(bytes);
     return {whole, beside, shares >= cost::Shares::kBesideTwo ? beside : whole};
   };
   return priced(kernel(op.bytes), op.bwd_bytes > 0 ? kernel(op.bytes * op.bwd_bytes) : cost::KernelTime{}, {},
@@ -367,7 +390,7 @@ OpTimes OpPricer::gemm(const Op& op) const {
   double fwd_extra = 0, bwd_extra = 0;
   if (autocast_casts > 0) {
     // Each cast reads one precision and writes the other.
-    const double cast = cost::memory_time_s((kFp32Bytes + activation_bytes(st)) * op.k * op.n * op.weights, gpu);
+    const double cast = copy_rate_.seconds((kFp32Bytes + activation_bytes(st)) * op.k * op.n * op.weights);
     fwd_extra += cast;
     bwd_extra += cast;
   }
@@ -381,33 +404,21 @@ OpTimes OpPricer::gemm(const Op& op) const {
     // forward's output (n wide) or the backward's input gradient (k wide).
     const bool forward = tp_edge_collective(op.tp_edge, false, true) == CollectiveKind::kReduceScatter;
     const double rows = op.m / pieces * op.instances;
-    const double sum = cost::memory_time_s((pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes, gpu);
+    const double sum = copy_rate_.seconds((pieces + 1) * rows * (forward ? op.n : op.k) * kPartialSumBytes);
     if (forward || !bulk_backward) (forward ? fwd_extra : bwd_extra) += sum;
   }
-  if (op.grad_scale_bytes > 0) bwd_extra += 2 * cost::memory_time_s(op.grad_scale_bytes / 2, gpu);
+  if (op.grad_scale_bytes > 0) bwd_extra += 2 * copy_rate_.seconds(op.grad_scale_bytes / 2);
   const double accumulation =
       fused_weights || share <= 0
           ? 0
-          : share * cost::memory_time_s(accumulation_bytes_ * op.k * op.n * op.instances / gradient_shard_, gpu);
+          : share * copy_rate_.seconds(accumulation_bytes_ * op.k * op.n * op.instances / gradient_shard_);
   // The bias gradient's own kernel reads the output gradient once.
   const double bias_grad =
-      bias_reductions > 0 ? cost::memory_time_s(activation_bytes(st) * op.m * op.n * op.instances, gpu) : 0;
+      bias_reductions > 0 ? copy_rate_.seconds(activation_bytes(st) * op.m * op.n * op.instances) : 0;
   return priced(g.fwd, g.input_grad, g.weight_grad, host, fwd_extra, bwd_extra, accumulation + bias_grad);
 }
 
 OpTimes op_times(const Op& op, const spec::Scenario& s, const Overlap& overlap) { return OpPricer(s, overlap)(op); }
-
-double recompute_share(const Op& op, spec::Recompute mode) {
-  switch (mode) {
-    case spec::Recompute::kNone: return 0;
-    case spec::Recompute::kSelective: return op.core_attention ? 1 : 0;
-    case spec::Recompute::kFull: return 1;
-    case spec::Recompute::kOp:
-      if (op.kind == OpKind::kMemory) return 1;
-      return op.kind == OpKind::kGemm ? op.op_checkpoint_recompute : 0;
-  }
-  return 0;
-}
 
 bool layer_recomputed(const spec::Strategy& st, int layer) {
   if (st.recompute == spec::Recompute::kNone) return false;
@@ -471,12 +482,14 @@ double boundary_bytes(const spec::Scenario& s) {
 
 }  // namespace
 
-double pp_transfer_s(const spec::Scenario& s) {
+double pp_transfer_s(const spec::Scenario& s) { return pp_transfer_s(s, group_of(s.strategy, Axis::kPp)); }
+
+double pp_transfer_s(const spec::Scenario& s, GroupShape pipeline) {
   const spec::Strategy& st = s.strategy;
   // With sequence parallelism, or Megatron's scatter/gather, each TP rank sends its 1/tp slice.
   double bytes = boundary_bytes(s);
   if (st.sequence_parallel || st.pp_scatter_gather) bytes /= st.tp;
-  return collective_s(CollectiveKind::kSendRecv, bytes, group_of(st, Axis::kPp), s);
+  return collective_s(CollectiveKind::kSendRecv, bytes, pipeline, s);
 }
 
 double pp_gather_s(const spec::Scenario& s) {
@@ -486,7 +499,7 @@ double pp_gather_s(const spec::Scenario& s) {
 }
 
 double fsdp_gather_s(const spec::Scenario& s, bool moe_layer) {
-  return sharded_layer_s(CollectiveKind::kAllGather, weight_bytes(s.strategy), s, moe_layer);
+  return fsdp_gather_for(s, moe_layer, fsdp_layer_params(s, moe_layer), gradient_links(s));
 }
 
 double fsdp_regather_s(const spec::Scenario& s, bool moe_layer) {
@@ -496,7 +509,7 @@ double fsdp_regather_s(const spec::Scenario& s, bool moe_layer) {
 }
 
 double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer) {
-  return sharded_layer_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy), s, moe_layer);
+  return fsdp_scatter_for(s, moe_layer, fsdp_layer_params(s, moe_layer), gradient_links(s));
 }
 
 double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer) {
@@ -508,7 +521,7 @@ double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer) {
 }
 
 bool fsdp_copies_in_turn(const spec::Scenario& s) {
-  return fsdp2_copies(s) && gradient_group(s.strategy).size == 1;
+  return fsdp2_copies(s) && gradient_ranks(s.strategy) == 1;
 }
 
 RootUnit fsdp_root_unit(const spec::Scenario& s) {
@@ -523,19 +536,24 @@ RootUnit fsdp_root_unit(const spec::Scenario& s) {
 }
 
 ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer) {
+  return sharded_layer(s, moe_layer, gradient_links(s));
+}
+
+ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer, const cost::GroupLinks& gradient) {
   const spec::Strategy& st = s.strategy;
   if (st.zero_stage < 3) return {};
-  return {fsdp_gather_s(s, moe_layer), fsdp_scatter_s(s, moe_layer), fsdp_copy_out_s(s, moe_layer),
-          fsdp_copy_in_s(s, moe_layer),
+  const double params = fsdp_layer_params(s, moe_layer);  // counted once for the four below
+  return {fsdp_gather_for(s, moe_layer, params, gradient), fsdp_scatter_for(s, moe_layer, params, gradient),
+          fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
           st.recompute == spec::Recompute::kFull ? fsdp_regather_s(s, moe_layer) : 0};
 }
 
 double dp_reduce_s(const spec::Scenario& s, double params) {
-  return dp_reduce_s(s, links_of(gradient_group(s.strategy), s), params);
+  return dp_reduce_s(s, gradient_links(s), params);
 }
 
 double dp_gather_s(const spec::Scenario& s, double params) {
-  return dp_gather_s(s, links_of(gradient_group(s.strategy), s), params);
+  return dp_gather_s(s, gradient_links(s), params);
 }
 
 double dp_reduce_s(const spec::Scenario& s, const cost::GroupLinks& gradient, double params) {
@@ -553,15 +571,16 @@ double dp_gather_s(const spec::Scenario& s, const cost::GroupLinks& gradient, do
 
 double tied_embedding_sync_s(const spec::Scenario& s) {
   const spec::Strategy& st = s.strategy;
+  const double copy = tied_embedding_copy_params(s.model, st);
+  if (copy <= 0) return 0;  // no copy to sync: no group to place
   const GroupShape pipeline = group_of(st, Axis::kPp);
   const GroupShape ends{2, pipeline.stride * (st.pp - 1)};
-  return collective_s(CollectiveKind::kAllReduce,
-                      gradient_bytes(st) * tied_embedding_copy_params(s.model, st), ends, s);
+  return collective_s(CollectiveKind::kAllReduce, gradient_bytes(st) * copy, ends, s);
 }
 
 double optimizer_s(const spec::Scenario& s, double params) {
   const spec::Strategy& st = s.strategy;
-  const int shards = gradient_group(st).size;
+  const int shards = gradient_ranks(st);
   const double updated = params / (st.zero_stage >= 1 ? shards : 1);  // the optimizer's shard
   const double held = params / (st.zero_stage >= 2 ? shards : 1);     // the gradients a rank holds
   const bool master_weights = st.optimizer_step == spec::OptimizerStep::kMasterWeights;

@@ -49,6 +49,9 @@ struct Overlap {
 /// run on the data-parallel (gradient) group, or with a data-parallel degree of 1 on the
 /// context-parallel ring; their HBM use is that group's, and so are the SMs they hold.
 Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares);
+/// The same where the gradient group's links `gradient` (links_of(gradient_group(st), s)) are
+/// found already: the closed form prices its buckets on them too.
+Overlap layer_overlap(const spec::Scenario& s, cost::Shares shares, const cost::GroupLinks& gradient);
 
 /// Forward and backward time of one operator for one micro-batch, on the GPU and on the host;
 /// the shares not asked for are left at `whole` (cost::Shares). A column-parallel op whose
@@ -72,6 +75,7 @@ class OpPricer {
     }
     return gemm(op);
   }
+  cost::Shares shares() const { return overlap_.beside.shares; }
 
  private:
   OpTimes memory(const Op& op) const;
@@ -81,6 +85,7 @@ class OpPricer {
 
   const spec::Scenario& s_;
   Overlap overlap_;
+  cost::StreamingRate copy_rate_, copy_rate_beside_;  // memory-bound kernels alone, beside the collectives
   int start_edge_sms_;           // the SMs beside a block's first op (tp_backward_sms)
   double trained_share_;         // the step's micro-batches after the first, as a share
   double cached_weight_casts_;   // an FP8 weight's casts per micro-batch under fp8_weight_cache
@@ -103,8 +108,18 @@ double host_launch_s(const spec::Scenario& s, double kernels);
 
 /// Share of `op`'s forward that backward re-runs in a recomputed layer: full 1; selective the
 /// core attention (Korthikanti et al. 2022 §5); op every memory-bound op and the GEMM shares of
-/// Op::op_checkpoint_recompute; none 0.
-double recompute_share(const Op& op, spec::Recompute mode);
+/// Op::op_checkpoint_recompute; none 0. (Inline, as the closed form asks for each op's.)
+inline double recompute_share(const Op& op, spec::Recompute mode) {
+  switch (mode) {
+    case spec::Recompute::kNone: return 0;
+    case spec::Recompute::kSelective: return op.core_attention ? 1 : 0;
+    case spec::Recompute::kFull: return 1;
+    case spec::Recompute::kOp:
+      if (op.kind == OpKind::kMemory) return 1;
+      return op.kind == OpKind::kGemm ? op.op_checkpoint_recompute : 0;
+  }
+  return 0;
+}
 
 /// Whether layer `layer` (0-based) is recomputed at all: every layer, or with full recomputation
 /// every recompute_interval-th (torchtitan counts layers from 1: layers 2, 4, ... for k = 2).
@@ -126,7 +141,9 @@ double collective_s(cost::CollectiveKind kind, double bytes, GroupShape group, c
 cost::GroupLinks links_of(GroupShape group, const spec::Scenario& s);
 
 /// Whether the strategy runs this op as an FP8 GEMM (its casts priced with it).
-bool fp8_gemm(const Op& op, const spec::Scenario& s);
+inline bool fp8_gemm(const Op& op, const spec::Scenario& s) {
+  return op.kind == OpKind::kGemm && s.strategy.dtype == spec::Dtype::kFp8 && op.fp8_capable;
+}
 /// One TP collective on a block's boundary activations (all-reduce, or with sequence parallelism
 /// all-gather / reduce-scatter). A layer pass has two blocks, attention and MLP. `fp8_edge`: the
 /// GEMM at the block edge runs in FP8, so an all-gather there moves its FP8 operand.
@@ -168,6 +185,8 @@ bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st);
 double ep_all_to_all_s(const spec::Scenario& s);
 /// One pipeline send/recv of a micro-batch's boundary activations (or their gradient).
 double pp_transfer_s(const spec::Scenario& s);
+/// The same over the pipeline group `pipeline` (group_of(st, Axis::kPp)), placed already.
+double pp_transfer_s(const spec::Scenario& s, GroupShape pipeline);
 /// With Strategy::pp_scatter_gather (and no SP): the receiving stage's TP all-gather of one
 /// received boundary tensor, on its compute stream; 0 otherwise.
 double pp_gather_s(const spec::Scenario& s);
@@ -199,6 +218,9 @@ struct ShardedLayer {
   double regather = 0;
 };
 ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer);
+/// The same over the gradient group's links `gradient` (links_of(gradient_group(st), s)), found
+/// once for the several kinds of layer the closed form prices.
+ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer, const cost::GroupLinks& gradient);
 
 /// ZeRO-3's root unit: the parameters outside the blocks (the embedding, the final norm and the
 /// output head), which FSDP wraps with the model itself. Each micro-batch gathers it before the
