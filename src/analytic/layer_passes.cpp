@@ -34,8 +34,8 @@ PassTimes price(const LayerOps& ops, const spec::Scenario& s, const workload::Op
     if (op.tp_edge != workload::BlockEdge::kNone) {
       STEPCAST_ASSERT(t.tp_edge_count < static_cast<int>(t.tp_edges.size()), "a layer has two TP blocks");
       t.tp_edges[static_cast<std::size_t>(t.tp_edge_count++)] = {
-          op.tp_edge,  workload::fp8_gemm(op, s), o.fwd, o.bwd_input, o.bwd_weight, c.bwd_input,
-          c.bwd_weight};
+          op.tp_edge, workload::fp8_gemm(op, s), workload::tp_backward_overlapped(op, s.strategy), o.fwd,
+          o.bwd_input, o.bwd_weight, c.bwd_input, c.bwd_weight};
     }
     if (op.core_attention) {
       t.attention_fwd += o.fwd;
@@ -135,7 +135,7 @@ LayerComm tp_comm(const spec::Scenario& s, workload::GroupShape tp, const PassTi
                e.bwd_input;
     } else {
       // Async TP hides it behind the input gradient's pieces; the weight gradient waits for it.
-      bwd += st.overlap_tp_comm ? std::max(0.0, c_bwd - e.bwd_input) : c_bwd;
+      bwd += e.overlapped_bwd ? std::max(0.0, c_bwd - e.bwd_input) : c_bwd;
     }
   }
   const double launches = st.sequence_parallel ? 4.0 : 2.0;

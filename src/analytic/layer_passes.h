@@ -24,6 +24,7 @@ struct PassTimes {
   struct Edge {
     workload::BlockEdge edge = workload::BlockEdge::kNone;
     bool fp8 = false;  // an FP8 GEMM: the gather at this edge moves FP8
+    bool overlapped_bwd = false;  // the backward's collective hides beside the GEMMs (async TP)
     double fwd = 0;
     // The backward's input- and weight-gradient kernels, alone and beside one collective
     // (Strategy::tp_async_backward runs a collective beside each).

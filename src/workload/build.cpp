@@ -95,10 +95,8 @@ class StepBuilder {
     t.micro_batch = mb;
     t.link = kind == TaskKind::kCompute ? graph::kNoLink  // kernels cross no link
                                         : task_link(s_, stage_, category, kind);
-    // NCCL's kernels hold SMs while they run; async TP moves its shards with copy engines
-    // (PyTorch's symmetric-memory all-gather matmul), which hold none.
-    t.holds_sms = kind == TaskKind::kCollective &&
-                  !(category == Category::kTensorParallel && st_.overlap_tp_comm);
+    // NCCL's kernels hold SMs while they run; async TP's copy engines do not (tp_beside_next).
+    t.holds_sms = kind == TaskKind::kCollective;
     const TaskId id = g_.add_task(t, name);
     if (kind == TaskKind::kCollective && members == Members::kThisRank)
       g_.add_collective({id}, t.duration_ns);
@@ -151,14 +149,16 @@ class StepBuilder {
   }
 
   // The TP collective at an op's block edge (workload::tp_edge_collective), in the order it runs.
-  // Async TP fuses it with the edge GEMM, which it decomposes: it runs beside that GEMM.
+  // Async TP fuses it with the edge GEMM, which it decomposes: it runs beside that GEMM (in
+  // backward where tp_backward_overlapped says so).
   void tp_edge(const Op& op, OpPass mode, bool before, int layer, int mb) {
     if (st_.tp <= 1) return;
     const auto edge = tp_edge_collective(op.tp_edge, mode == OpPass::kBackward, st_.sequence_parallel);
     if (!edge) return;
     const CollectiveKind kind = *edge;
-    if (before != (st_.overlap_tp_comm || kind == CollectiveKind::kAllGather)) return;
-    if (!st_.overlap_tp_comm) {
+    const bool fused = mode == OpPass::kBackward ? tp_backward_overlapped(op, st_) : st_.overlap_tp_comm;
+    if (before != (fused || kind == CollectiveKind::kAllGather)) return;
+    if (!fused) {
       collective(Category::kTensorParallel, tp_collective_s(s_, kind, fp8_gemm(op, s_)),
                  tp_task_name(kind), layer, mb);
     } else {  // async TP: beside the edge GEMM

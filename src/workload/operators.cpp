@@ -363,6 +363,7 @@ int add_qkv_projection(const Scenario& s, LayerOps& out) {
   const double hd = m.effective_head_dim();
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
   out.back().tp_edge = BlockEdge::kStart;
+  out.back().tp_input_gemms = 3;  // wq, wk, wv: three nn.Linear (torchtitan's Attention)
   out.back().op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
   if (m.qk_norm) {
     // Qwen3: q_norm and k_norm, RMSNorms over each head's head_dim, between the projections and
@@ -399,15 +400,16 @@ int add_mla_projections(const Scenario& s, LayerOps& out) {
     op.op_checkpoint_recompute = ++matmuls % 2 == 0 ? 1 : 0;
     out.add(op);
   };
+  const std::size_t start = out.size();
   if (a.q_lora_rank > 0) {
     matmul(linear("q_down_projection", tokens, a.q_lora_rank, m.hidden, 1, e, false));
-    out.back().tp_edge = BlockEdge::kStart;
     out.add(norm("q_down_norm", tokens, a.q_lora_rank, e, s));
     matmul(linear("q_up_projection", tokens, heads * qk, a.q_lora_rank, 1, e, false));
   } else {
     matmul(linear("q_projection", tokens, heads * qk, m.hidden, 1, e, false));
-    out.back().tp_edge = BlockEdge::kStart;
   }
+  out[start].tp_edge = BlockEdge::kStart;
+  out[start].tp_input_gemms = 2;  // the queries' first projection and kv_down_projection
   matmul(linear("kv_down_projection", tokens, a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, 1, e,
                 false));
   out.add(norm("kv_down_norm", tokens, a.kv_lora_rank, e, s));
@@ -482,6 +484,8 @@ LayerOps layer_ops(const Scenario& s, bool moe_layer) {
     out.back().op_checkpoint_recompute = (gated == odd) ? 1 : 0;
   }
   out[mlp_start].tp_edge = BlockEdge::kStart;
+  // w1 and w3 (SwiGLU), or the router and the experts, read the MLP's gathered input.
+  out[mlp_start].tp_input_gemms = moe_layer || m.gated_mlp() ? 2 : 1;
   out[mlp_start].starts_mlp = true;
   out.back().tp_edge = BlockEdge::kEnd;
   if (m.sandwich_norm) out.add(norm("mlp_post_norm", rep, m.hidden, e, s));

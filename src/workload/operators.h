@@ -46,6 +46,10 @@ struct Op {
   bool starts_mlp = false;      // the MLP block's first op (a MoE layer's router)
   BlockEdge tp_edge = BlockEdge::kNone;  // attention and MLP blocks of tensor parallelism
   BlockEdge ep_edge = BlockEdge::kNone;  // routed-expert block of expert parallelism
+  // At a TP block's start: the GEMMs of the model's PyTorch code that read the block's gathered
+  // input (torchtitan's Llama: wq, wk, wv; w1, w3), whose input gradients autograd sums before
+  // the backward's reduce-scatter.
+  int tp_input_gemms = 1;
   // Share of this GEMM's forward that torchtitan's op-level checkpointing recomputes: it saves
   // every matmul output of a block except the even-numbered ones, counting wq, wk, wv, wo, then
   // w1, w3, w2 (SwiGLU) or w1, w2 (GELU); so wk, wo and w3 (or the GELU down projection) re-run.

@@ -463,8 +463,21 @@ bool tp_async_backward(const spec::Strategy& st) {
   return st.tp_async_backward && st.tp > 1 && st.schedule != spec::Schedule::kZeroBubbleH1;
 }
 
+bool tp_backward_overlapped(const Op& op, const spec::Strategy& st) {
+  if (!st.overlap_tp_comm) return false;
+  // PyTorch's async TP (without tp_async_backward) is Inductor's micro-pipeline TP pass
+  // (torch/_inductor/fx_passes/micro_pipeline_tp.py, late 2024): it fuses a reduce-scatter only
+  // when a matmul, alone or between reshapes, produces its input (fuse_matmul_reduce_scatter,
+  // _find_producer_matmul); it runs on the backward graph too. The backward's reduce-scatter at
+  // a block's start takes the sum of the input gradients of the GEMMs that read the gathered
+  // input, an add, so where there are several it stays an NCCL reduce-scatter after them.
+  const bool summed = op.tp_edge == BlockEdge::kStart && op.tp_input_gemms > 1;
+  return tp_async_backward(st) || !summed;
+}
+
 bool tp_overlap_splits_backward(const Op& op, const spec::Strategy& st) {
-  return tp_overlap_pieces(op, st) > 1 && !(op.tp_edge == BlockEdge::kStart && tp_async_backward(st));
+  return tp_overlap_pieces(op, st) > 1 && tp_backward_overlapped(op, st) &&
+         !(op.tp_edge == BlockEdge::kStart && tp_async_backward(st));
 }
 
 double ep_all_to_all_s(const spec::Scenario& s) {

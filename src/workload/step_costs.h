@@ -176,6 +176,11 @@ constexpr std::string_view tp_task_name(cost::CollectiveKind kind) {
 /// Whether the column-parallel layers' backward collectives run beside their GEMMs
 /// (Strategy::tp_async_backward, where it takes effect).
 bool tp_async_backward(const spec::Strategy& st);
+/// Whether overlapped TP (Strategy::overlap_tp_comm) hides the backward collective at `op`'s
+/// block edge beside that op's GEMMs; false where it runs exposed: PyTorch's async TP leaves a
+/// block start's reduce-scatter unfused when several GEMMs' input gradients are summed into it
+/// (Op::tp_input_gemms).
+bool tp_backward_overlapped(const Op& op, const spec::Strategy& st);
 /// Whether async TP splits `op`'s backward input-gradient GEMM per rank around its collective
 /// (Strategy::overlap_tp_comm at a block edge, except where the column-parallel backward runs
 /// bulk collectives beside whole GEMMs: tp_async_backward). The collective then runs beside that

@@ -293,8 +293,11 @@ TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopies
         EXPECT_GE(t.beside_collective_slowdown, 1) << g.name(id);
         slowed = slowed || t.beside_collective_slowdown > 1;
       }
+      // The backward's reduce-scatters at the blocks' starts, which async TP leaves unfused
+      // (workload::tp_backward_overlapped), stay NCCL's.
       if (t.kind == graph::TaskKind::kCollective) {
-        EXPECT_EQ(t.holds_sms, t.category != graph::Category::kTensorParallel) << g.name(id);
+        const bool nccl = t.category != graph::Category::kTensorParallel || t.stream == kComputeStream;
+        EXPECT_EQ(t.holds_sms, nccl) << g.name(id);
       }
     }
     EXPECT_TRUE(slowed);
@@ -311,8 +314,9 @@ TEST(Build, NcclCollectivesHoldSmsThatSlowTheKernelsBesideThemWhileAsyncTpCopies
 }
 
 // Async TP hides an edge's backward collective behind the input-gradient GEMM's pieces only:
-// the weight gradient needs the whole gathered output gradient (or follows the scatter's GEMM),
-// so it runs as a task of its own after the collective, in both engines.
+// the weight gradient needs the whole gathered output gradient, so it runs as a task of its own
+// after the collective, in both engines. Llama's block starts (wq, wk, wv; w1, w3) sum their
+// input gradients into an unfused reduce-scatter, so only the block ends' gathers are split.
 TEST(Build, AsyncTpRunsEachEdgeCollectiveBesideTheInputGradientAndTheWeightGradientAfterIt) {
   Shape x{.gpus = 8, .tp = 8, .micro_batch = 2, .global_batch = 2, .seq = 8192, .sp = true, .async_tp = true};
   x.host_time = false;
@@ -327,7 +331,7 @@ TEST(Build, AsyncTpRunsEachEdgeCollectiveBesideTheInputGradientAndTheWeightGradi
     });
     EXPECT_TRUE(after_collective) << g.name(id);
   }
-  EXPECT_EQ(weight_gradients, 4 * 32);  // qkv, output, up and down projections of 32 layers
+  EXPECT_EQ(weight_gradients, 2 * 32);  // output and down projections of 32 layers
   const double e = analytic::estimate(s).step_time_s;
   EXPECT_NEAR(simulated(s), e, 1e-3 * e);
 }

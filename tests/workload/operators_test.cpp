@@ -279,6 +279,38 @@ TEST(Operators, OverlappedTpSplitsEachBlockEdgeGemmIntoAPiecePerRankAndSumsTheSc
                    op_times(inside, s, Overlap{}).whole.fwd);
 }
 
+// PyTorch's async TP (Inductor's micro-pipeline TP pass) fuses a backward reduce-scatter only
+// with the one matmul producing its input. At a block's start the input gradient sums those of
+// every GEMM reading the gathered input (wq, wk, wv; w1 and w3 of a gated MLP), so that
+// reduce-scatter stays unfused and its GEMM whole; a GELU MLP's single up projection, and the
+// blocks' ends (whose backward gathers feed one input-gradient GEMM), stay fused. Transformer
+// Engine's userbuffers backward (tp_async_backward) overlaps all of them.
+TEST(Operators, AsyncTpLeavesTheReduceScatterOfSummedInputGradientsUnfused) {
+  const auto edges = [](const char* model, bool userbuffers) {
+    spec::Scenario s = scenario(model, spec::Elementwise::kFusedKernels);
+    s.strategy.tp = 8;
+    s.strategy.sequence_parallel = true;
+    s.strategy.overlap_tp_comm = true;
+    s.strategy.tp_async_backward = userbuffers;
+    s.strategy.dp = 1;
+    s.strategy.global_batch = 1;
+    s = spec::complete_and_validate(s);
+    std::string fused;
+    for (const Op& op : layer_ops(s, false)) {
+      if (op.tp_edge == BlockEdge::kNone) continue;
+      fused += tp_backward_overlapped(op, s.strategy) ? '1' : '0';
+      EXPECT_EQ(tp_overlap_splits_backward(op, s.strategy),
+                tp_backward_overlapped(op, s.strategy) && !(userbuffers && op.tp_edge == BlockEdge::kStart))
+          << op.name;
+    }
+    return fused;
+  };
+  // qkv_projection, output_projection, mlp_up, mlp_down
+  EXPECT_EQ(edges("llama3.1-8b", false), "0101");
+  EXPECT_EQ(edges("megatron-gpt-1.7b", false), "0111");
+  EXPECT_EQ(edges("llama3.1-8b", true), "1111");
+}
+
 // Dynamic FP8 scaling casts each operand in two kernels: its largest magnitude (one read, 2
 // bytes per element), then the scaled cast (a read and an FP8 write, 3 bytes). Transformer Engine
 // casts a weight on a step's first micro-batch only and reuses it.
