@@ -80,19 +80,35 @@ double fsdp_layer_params(const spec::Scenario& s, bool moe_layer) {
 // launch or cudaMemcpyAsync 12 us. The Python interpreter's own time per call is not counted.
 constexpr double kNarrowHostS = 3e-6, kViewHostS = 2e-6, kSelectHostS = 3e-6, kCopyHostS = 12e-6;
 
+// The profiler's own host time per event it records, at least: three steps of GPT 1.3B eager
+// traced back to back took 233.9 ms (median), nine untraced ones before them 197.2 ms, while the
+// traced ones recorded 15,594 events a step (11,851 operators, 3,356 CUDA runtime and 387 driver
+// calls): 36.7 ms / 15,594 (data/measurements/h200-loop/gpt-1.3b-eager; docs/accuracy.md, "Host
+// time under the profiler"). A lower bound: the untraced step's host may have had slack.
+constexpr double kProfilerHostPerEventS = 2.35e-6;
+
+// Host seconds PyTorch's ProcessGroupNCCL (1.8) spends staging one rank's slice of a list-form
+// collective: an at::select of the flat buffer and a copy_(..., non_blocking) to or from the slice,
+// a cudaMemcpyAsync on the NCCL stream, in a C++ loop. The traced aten::select and aten::copy_
+// above each enclose one event of their own (aten::as_strided; the cudaMemcpyAsync runtime call)
+// whose profiler time an unprofiled run does not pay.
+constexpr double kC10dSliceHostS = kSelectHostS + kCopyHostS - 2 * kProfilerHostPerEventS;
+
 // DeepSpeed ZeRO-3 0.3.x moves a layer one tensor at a time (Strategy::ShardedCollectives), each
 // through torch.distributed's list form after the host has synchronised with the GPU:
 // - DeepSpeed builds the n ranks' slices in a Python loop, with the GPU idle: a narrow of the
 //   gathered buffer each (partition_parameters.py, _allgather_param), or a view and a narrow of
 //   the gradient (_reduce_scatter_gradient);
-// - PyTorch stages them in one flat buffer and copies each slice, selected from it, with a copy of
-//   its own (ProcessGroupNCCL): out after the all-gather, the host launching the copies while the
-//   collective runs; in before the reduce-scatter, which starts after the last copy.
+// - PyTorch stages them in one flat buffer (newLikeFlat: a new allocation even where, as here,
+//   the slices are views of one buffer) and copies each slice, selected from it, with a copy of
+//   its own (ProcessGroupNCCL, in C++ with no Python): out after the all-gather, the host
+//   launching the copies while the collective runs; in before the reduce-scatter, which starts
+//   after the last copy.
 // Each copy costs the larger of its GPU time and its host time. One tensor of `bytes`:
 double list_collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s) {
   const bool gather = kind == CollectiveKind::kAllGather;
   const double slice_views = group.size * (gather ? kNarrowHostS : kViewHostS + kNarrowHostS);
-  const double host_copies = group.size * (kSelectHostS + kCopyHostS);
+  const double host_copies = group.size * kC10dSliceHostS;
   const double collective = collective_s(kind, bytes, group, s);
   const double gpu_copies = group.size * cost::memory_time_s(2 * bytes / group.size, s.cluster.gpu);
   return slice_views + (gather ? std::max(collective + gpu_copies, host_copies)
