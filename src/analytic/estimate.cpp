@@ -181,7 +181,7 @@ class Stages {
     }
     if (i == 0) {  // a root unit exists only without pipelining, on the one stage
       g.edge_fwd += root_.gather + root_.copy_out;
-      g.edge_bwd += (root_.regathered ? root_.gather + root_.copy_out : 0) + root_.copy_in + root_.scatter;
+      g.edge_bwd += (root_.regathered ? root_.gather + root_.copy_out : 0) + root_.flatten + root_.copy_in + root_.scatter;
       g.root = root_.per_micro_batch();
     }
     return g;

@@ -48,11 +48,13 @@ ShardedExposure sharded_exposure(const spec::Scenario& s, const LinksApart& apar
                        k.beside_two.bwd + k.beside_two.recompute, links.apart.bwd, links.shared.bwd,
                        links.bwd_side, &k.bwd_order};
   // A group of one runs FSDP2's copies on the compute stream (workload::copies_in_turn): the
-  // gradients' copy in is exposed, as the copies out are.
+  // gradients' copy in is exposed, as the copies out are, and so is FSDP1's flattening of the
+  // gradients, which the compute stream runs after the kernels.
   const bool copies_in_turn = workload::fsdp_copies_in_turn(s);
-  const double beside_copy_in = copies_in_turn ? 0 : after.copy_in, own_copy_in = copies_in_turn ? mine.copy_in : 0;
+  const double beside_copy_in = copies_in_turn ? 0 : after.copy_in;
+  const double in_turn = (copies_in_turn ? mine.copy_in : 0) + mine.flatten;
   const double exposed_bwd =
-      sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter, mine.copy_out) - bwd.alone() + own_copy_in;
+      sharded_backward_s(bwd, before.gather, beside_copy_in, after.scatter, mine.copy_out) - bwd.alone() + in_turn;
   double weight = 0;
   if (st.schedule == spec::Schedule::kZeroBubbleH1) {
     const PassStream input{k.bwd - k.wgrad + k.recompute, k.beside.bwd - k.beside.wgrad + k.beside.recompute,

@@ -202,10 +202,11 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
   cmd.add_option(
          "--zero3-collectives", o.sharded_collectives,
          "How ZeRO-3 moves each layer: layer (one prefetched all-gather and reduce-scatter per "
-         "layer: PyTorch FSDP, DeepSpeed since mid-2021), parameter (as layer, plus the copies "
-         "of per-parameter sharding: PyTorch FSDP2, torchtitan) or tensor-blocking (one "
-         "blocking collective per parameter tensor: DeepSpeed 0.3.x)")
-      ->check(CLI::IsMember({"layer", "parameter", "tensor-blocking"}))
+         "layer: DeepSpeed since mid-2021), flat-parameter (as layer, plus the gradient work "
+         "around each reduce-scatter of PyTorch FSDP1, llm-foundry 2023), parameter (as layer, "
+         "plus the copies of per-parameter sharding: PyTorch FSDP2, torchtitan) or tensor-blocking "
+         "(one blocking collective per parameter tensor: DeepSpeed 0.3.x)")
+      ->check(CLI::IsMember({"layer", "flat-parameter", "parameter", "tensor-blocking"}))
       ->capture_default_str();
   cmd.add_flag(
       "--pp-scatter-gather", st.pp_scatter_gather,
@@ -337,6 +338,7 @@ spec::Scenario build_scenario(const ScenarioOptions& o) {
   st.sharded_collectives =
       o.sharded_collectives == "tensor-blocking" ? spec::ShardedCollectives::kPerTensorBlocking
       : o.sharded_collectives == "parameter"     ? spec::ShardedCollectives::kPerParameter
+      : o.sharded_collectives == "flat-parameter" ? spec::ShardedCollectives::kFlatParameter
                                                  : spec::ShardedCollectives::kPerLayer;
   if (!o.host_dispatch.empty()) {
     try {

@@ -65,7 +65,7 @@ const char* name(GradSync k) {
   return kNames[static_cast<int>(k)];
 }
 const char* name(ShardedCollectives k) {
-  constexpr const char* kNames[] = {"layer", "tensor-blocking", "parameter"};
+  constexpr const char* kNames[] = {"layer", "tensor-blocking", "parameter", "flat-parameter"};
   return kNames[static_cast<int>(k)];
 }
 const char* name(GradAccumulation k) {

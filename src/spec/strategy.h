@@ -57,8 +57,12 @@ enum class PipelineTransfers { kHostSynchronised, kStreamOrdered, kAsynchronous 
 enum class GradSync { kAsReady, kAligned, kAfterBackward };
 /// How ZeRO-3 / FSDP moves a layer's parameters and gradients.
 ///  kPerLayer: one flat all-gather and one reduce-scatter per layer, the gather prefetched on a
-///    stream of its own (PyTorch FSDP, llm-foundry, torchtitan; DeepSpeed since its coalesced
-///    fetch of mid-2021).
+///    stream of its own (DeepSpeed since its coalesced fetch of mid-2021).
+///  kFlatParameter: PyTorch's FSDP1 (FullyShardedDataParallel, torch 2.0/2.1; llm-foundry under
+///    Composer in 2023): as kPerLayer, with the gradient work around each reduce-scatter
+///    (workload::fsdp_flatten_s, fsdp_copy_in_s): autograd concatenates the layer's parameter
+///    gradients into the flat gradient on the compute stream, and the post-backward stream casts
+///    it to the reduce dtype and divides it before the reduce-scatter, the shard after it.
 ///  kPerTensorBlocking: DeepSpeed ZeRO-3 of early 2021 (0.3.x): one collective per parameter
 ///    tensor through torch.distributed's list form, the host synchronising with the GPU before
 ///    each gather and waiting on each gradient reduce-scatter, so none overlaps compute; after
@@ -69,7 +73,7 @@ enum class GradSync { kAsReady, kAligned, kAfterBackward };
 ///    the compute stream before the layer runs (foreach_all_gather_copy_out), and the gradients
 ///    are copied into a flat buffer, cast to the reduce dtype, on the reduce-scatter's stream
 ///    before it starts (foreach_reduce_scatter_copy_in).
-enum class ShardedCollectives { kPerLayer, kPerTensorBlocking, kPerParameter };
+enum class ShardedCollectives { kPerLayer, kPerTensorBlocking, kPerParameter, kFlatParameter };
 /// How the weight gradients of a step's micro-batches are summed.
 ///  kSeparateKernel: the weight-gradient GEMM writes a new gradient and, on every micro-batch after
 ///    the first, a kernel per tensor adds it into the accumulated one (PyTorch's AccumulateGrad,

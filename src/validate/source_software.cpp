@@ -171,6 +171,9 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     if (contains(notes, "ZeRO-1")) sw.zero_stage = 1;
   } else if (contains(source, "MosaicML") || contains(notes, "FULL_SHARD")) {
     sw.zero_stage = 3;  // llm-foundry FSDP FULL_SHARD
+    // Composer wraps the model in PyTorch's FullyShardedDataParallel (FSDP1: torch 2.0.1 and the
+    // 2.1 nightly of August 2023), flat parameters per unit.
+    sw.sharded_collectives = spec::ShardedCollectives::kFlatParameter;
     // FSDP's FP32 flat parameters, clipped by FSDP's clip_grad_norm_ (its pretraining YAMLs'
     // gradient_clipping, clipping_threshold 1.0) and stepped by their optimizer, decoupled_adamw:
     // Composer's DecoupledAdamW, a Python loop of unfused kernels over the parameters.

@@ -347,6 +347,9 @@ class StepBuilder {
       if (blocking) {
         sharded_blocking(sharded.scatter, "fsdp.reduce_scatter", layer, mb);
       } else {
+        if (sharded.flatten > 0)
+          compute(TaskKind::kCompute, Category::kShardedData, sharded.flatten, "fsdp.flatten_grad", layer,
+                  mb, 0);
         if (sharded.copy_in > 0) {
           if (copies_in_turn_)
             compute(TaskKind::kCompute, Category::kShardedData, sharded.copy_in, "fsdp.copy_in",
@@ -568,6 +571,8 @@ class StepBuilder {
       compute(TaskKind::kCompute, Category::kShardedData, root_.copy_out, "fsdp.root_copy_out", -1, mb, 0);
   }
   void root_scatter(int mb) {
+    if (root_.flatten > 0)
+      compute(TaskKind::kCompute, Category::kShardedData, root_.flatten, "fsdp.root_flatten_grad", -1, mb, 0);
     if (root_.copy_in > 0)
       compute(TaskKind::kCompute, Category::kShardedData, root_.copy_in, "fsdp.root_copy_in", -1, mb, 0);
     collective(Category::kShardedData, root_.scatter, "fsdp.root_reduce_scatter", -1, mb);

@@ -82,8 +82,9 @@ double largest_consecutive_layers(const ParamCounts& p, const spec::ModelSpec& m
 }
 
 // Parameters ZeRO-3 holds gathered at once.
-// - FSDP1 (layer) gathers a unit into its flat parameter's own storage and prefetches the next
-//   (at most two all-gathers in flight, limit_all_gathers): two units.
+// - FSDP1 (flat-parameter), and DeepSpeed's coalesced fetch (layer), gather a unit into its flat
+//   parameter's own storage and prefetch the next (at most two all-gathers in flight,
+//   limit_all_gathers): two units.
 // - FSDP2 (parameter) gathers into a flat output buffer and copies it out into the unsharded
 //   parameters (FSDPParamGroup.wait_for_unshard). In forward the output's free is deferred to the
 //   next layer's wait_for_unshard (AllGatherState, "to allow for overlap of this copy-out with next
@@ -99,7 +100,8 @@ double largest_consecutive_layers(const ParamCounts& p, const spec::ModelSpec& m
 double gathered_params(const spec::Scenario& s, const ParamCounts& p) {
   const spec::Strategy& st = s.strategy;
   switch (st.sharded_collectives) {
-    case spec::ShardedCollectives::kPerLayer: return largest_consecutive_layers(p, s.model, st, 2);
+    case spec::ShardedCollectives::kPerLayer:
+    case spec::ShardedCollectives::kFlatParameter: return largest_consecutive_layers(p, s.model, st, 2);
     case spec::ShardedCollectives::kPerParameter:
       return largest_consecutive_layers(p, s.model, st, st.dp * st.cp > 1 ? 3 : 1);
     case spec::ShardedCollectives::kPerTensorBlocking: break;

@@ -223,14 +223,51 @@ double fsdp_copy_out_for(const spec::Scenario& s, double params) {
   return cost::memory_time_s(shard + gathered, s.cluster.gpu);
 }
 
-// A reduction's copies: the gradients, at the precision of the layer's activations, go into a
-// flat buffer cast to the reduction's precision; a group of one then copies that buffer into the
-// reduced gradient (a read and a write) where a group would reduce-scatter it.
+// PyTorch FSDP1's gradient work around a unit's reduce-scatter. A group of one runs NO_SHARD
+// (FullyShardedDataParallel switches FULL_SHARD to it on a world of one) and scatters nothing.
+bool fsdp1_gradients(const spec::Scenario& s) {
+  return s.strategy.sharded_collectives == spec::ShardedCollectives::kFlatParameter && gradient_ranks(s.strategy) > 1;
+}
+
+// FSDP1's post-backward stream per unit, in turn with its reduce-scatter (torch 2.0/2.1:
+// torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook; default_hooks.py,
+// reduce_scatter_hook): the unsharded gradient, at the gathered parameters' precision, cast to
+// the reduce dtype where that differs (a read, a write), then divided in place by the pre-divide
+// factor, which exceeds 1 on any group of two or more (DefaultState._get_gradient_predivide_factor:
+// the largest power of two f with f^2 < world size, at least 2); after the scatter the shard
+// divided by the post-divide factor, world / pre-divide, above 1 beyond two ranks, and cast to the
+// FP32 flat parameter's dtype where it was reduced in 16 bits (_cast_grad_to_param_dtype). The
+// next unit's reduce-scatter waits on the stream for all of them.
+double fsdp1_post_backward_bytes(const spec::Strategy& st, double params) {
+  const double ranks = gradient_ranks(st), grad = weight_bytes(st), reduced = gradient_bytes(st);
+  double bytes = 2 * reduced * params;                      // the pre-divide
+  if (reduced != grad) bytes += (grad + reduced) * params;  // the cast before it
+  const double shard = params / ranks;
+  if (ranks > 2) bytes += 2 * reduced * shard;                 // the post-divide
+  if (reduced < kFp32Bytes) bytes += (reduced + kFp32Bytes) * shard;  // the cast back
+  return bytes;
+}
+
+// A reduction's copies before it, on the reduce-scatter's stream. FSDP2: the gradients, at the
+// precision of the layer's activations, go into a flat buffer cast to the reduction's precision;
+// a group of one then copies that buffer into the reduced gradient (a read and a write) where a
+// group would reduce-scatter it. FSDP1: its post-backward stream's casts and divides.
 double fsdp_copy_in_for(const spec::Scenario& s, double params) {
+  if (fsdp1_gradients(s)) return cost::memory_time_s(fsdp1_post_backward_bytes(s.strategy, params), s.cluster.gpu);
   if (!fsdp2_copies(s)) return 0;
   double bytes = activation_bytes(s.strategy) + gradient_bytes(s.strategy);
   if (gradient_ranks(s.strategy) == 1) bytes += 2 * gradient_bytes(s.strategy);
   return cost::memory_time_s(bytes * params, s.cluster.gpu);
+}
+
+// FSDP1 on the compute stream, per unit and backward: the module's parameters are views of the
+// flat parameter, split from it in forward (flat_param.py, FlatParamHandle._get_unflat_views:
+// torch.split, then view), so autograd's SplitWithSizesBackward concatenates their gradients into
+// the flat parameter's gradient (split_with_sizes_backward: at::cat), a read and a write of each at
+// the gathered parameters' precision, before the post-backward hook takes it to its stream.
+double fsdp_flatten_for(const spec::Scenario& s, double params) {
+  if (!fsdp1_gradients(s)) return 0;
+  return cost::memory_time_s(2 * weight_bytes(s.strategy) * params, s.cluster.gpu);
 }
 
 // A layer's ZeRO-3 gather and reduce-scatter, of its `params` parameters on this GPU.
@@ -549,6 +586,10 @@ double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer) {
   return fsdp_copy_in_for(s, fsdp_layer_params(s, moe_layer));
 }
 
+double fsdp_flatten_s(const spec::Scenario& s, bool moe_layer) {
+  return fsdp_flatten_for(s, fsdp_layer_params(s, moe_layer));
+}
+
 bool fsdp_copies_in_turn(const spec::Scenario& s) {
   return fsdp2_copies(s) && gradient_ranks(s.strategy) == 1;
 }
@@ -559,7 +600,7 @@ RootUnit fsdp_root_unit(const spec::Scenario& s) {
   const double params = fsdp_root_params_per_gpu(param_counts(s.model), s.model, st);
   const GroupShape group = gradient_group(st);
   return {collective_s(CollectiveKind::kAllGather, weight_bytes(st) * params, group, s),
-          fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
+          fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params), fsdp_flatten_for(s, params),
           collective_s(CollectiveKind::kReduceScatter, gradient_bytes(st) * params, group, s),
           st.fsdp_root_reshards};
 }
@@ -573,7 +614,7 @@ ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer, const cost::
   if (st.zero_stage < 3) return {};
   const double params = fsdp_layer_params(s, moe_layer);  // counted once for the four below
   return {fsdp_gather_for(s, moe_layer, params, gradient), fsdp_scatter_for(s, moe_layer, params, gradient),
-          fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params),
+          fsdp_copy_out_for(s, params), fsdp_copy_in_for(s, params), fsdp_flatten_for(s, params),
           st.recompute == spec::Recompute::kFull ? fsdp_regather_s(s, moe_layer) : 0};
 }
 

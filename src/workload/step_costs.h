@@ -206,9 +206,14 @@ double fsdp_regather_s(const spec::Scenario& s, bool moe_layer);
 /// FSDP2 (ShardedCollectives::kPerParameter), per layer and gather: the compute stream's copy of
 /// the gathered parameters out of the all-gather's buffer; per layer and reduce-scatter: the
 /// copy of the gradients into its buffer, cast to the reduce dtype, on the reduce-scatter's
-/// stream. 0 under the other kinds, which gather into the parameters' own storage.
+/// stream. 0 under the other kinds, which gather into the parameters' own storage. FSDP1
+/// (kFlatParameter) copies nothing out; its copy in is the work its post-backward stream does
+/// around the reduce-scatter (the gradient's cast to the reduce dtype and the divides), and
+/// autograd's concatenation of the layer's gradients into the flat one runs on the compute
+/// stream after the layer's backward (fsdp_flatten_s). 0 on a group of one.
 double fsdp_copy_out_s(const spec::Scenario& s, bool moe_layer);
 double fsdp_copy_in_s(const spec::Scenario& s, bool moe_layer);
+double fsdp_flatten_s(const spec::Scenario& s, bool moe_layer);
 /// Whether FSDP2 runs its gradients' copy in on the compute stream, in turn with the kernels,
 /// rather than on the reduce-scatter's stream beside them: on a group of one, which has no
 /// reduce-scatter (the Kineto traces of data/measurements/h100-steps: every FSDP kernel on the
@@ -219,7 +224,7 @@ bool fsdp_copies_in_turn(const spec::Scenario& s);
 /// without full recomputation).
 struct ShardedLayer {
   double gather = 0, scatter = 0;
-  double copy_out = 0, copy_in = 0;
+  double copy_out = 0, copy_in = 0, flatten = 0;
   double regather = 0;
 };
 ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer);
@@ -237,9 +242,9 @@ ShardedLayer sharded_layer(const spec::Scenario& s, bool moe_layer, const cost::
 /// partitioned this way, and under pipeline parallelism, where how the edge stages' units would
 /// overlap the pipeline's waits is not modelled yet (the engines would part on it).
 struct RootUnit {
-  double gather = 0, copy_out = 0, copy_in = 0, scatter = 0;
+  double gather = 0, copy_out = 0, copy_in = 0, flatten = 0, scatter = 0;
   bool regathered = false;  // gathered again before the backward
-  double per_micro_batch() const { return (regathered ? 2 : 1) * (gather + copy_out) + copy_in + scatter; }
+  double per_micro_batch() const { return (regathered ? 2 : 1) * (gather + copy_out) + flatten + copy_in + scatter; }
 };
 RootUnit fsdp_root_unit(const spec::Scenario& s);
 

@@ -212,15 +212,43 @@ TEST(ShardedCollectives, TheRootUnitIsGatheredOnceOrWhereItReshardsTwiceAndReduc
   s.strategy.fsdp_root_reshards = true;
   EXPECT_DOUBLE_EQ(fsdp_root_unit(s).per_micro_batch(),
                    2 * (root.gather + root.copy_out) + root.copy_in + root.scatter);
-  // FSDP1 gathers into the parameters' own storage: collectives, no copies.
-  const RootUnit fsdp1 = fsdp_root_unit(zero3_gpt3(64, kPerLayer));
-  EXPECT_DOUBLE_EQ(fsdp1.gather, root.gather);
-  EXPECT_EQ(fsdp1.copy_out + fsdp1.copy_in, 0);
+  // Per-layer sharding gathers into the parameters' own storage: collectives, no copies.
+  const RootUnit per_layer = fsdp_root_unit(zero3_gpt3(64, kPerLayer));
+  EXPECT_DOUBLE_EQ(per_layer.gather, root.gather);
+  EXPECT_EQ(per_layer.copy_out + per_layer.copy_in + per_layer.flatten, 0);
   // None for DeepSpeed's per-tensor ZeRO-3, nor without ZeRO-3.
   EXPECT_EQ(fsdp_root_unit(zero3_gpt3(64, kPerTensor)).per_micro_batch(), 0);
   spec::Scenario zero2 = s;
   zero2.strategy.zero_stage = 2;
   EXPECT_EQ(fsdp_root_unit(zero2).per_micro_batch(), 0);
+}
+
+// FSDP1 (torch 2.0/2.1 _runtime_utils._post_backward_hook, default_hooks.reduce_scatter_hook):
+// autograd concatenates a unit's BF16 gradients into the flat one on the compute stream (2 + 2
+// bytes a parameter); the post-backward stream casts it to FP32 (2 + 4) and pre-divides it (4 + 4)
+// before the reduce-scatter, and post-divides the FP32 shard (4 + 4) after it. Reduced in BF16, it
+// casts nothing before, pre-divides in BF16 (2 + 2), post-divides the BF16 shard (2 + 2) and casts
+// it to the FP32 flat parameter (2 + 4). A group of one runs NO_SHARD: none of it.
+TEST(ShardedCollectives, FlatParameterFlattensOnTheComputeStreamAndCastsAndDividesAroundTheScatter) {
+  spec::Scenario s = zero3_gpt3(64, spec::ShardedCollectives::kFlatParameter);
+  const double params = 12.0 * s.model.hidden * s.model.hidden + 13.0 * s.model.hidden;  // GPT's layer
+  const auto seconds = [&](double bytes) { return cost::memory_time_s(bytes, s.cluster.gpu); };
+  s.strategy.grad_reduce_dtype = spec::Dtype::kFp32;
+  EXPECT_NEAR(fsdp_flatten_s(s, false), seconds(4 * params), 1e-9);
+  EXPECT_NEAR(fsdp_copy_in_s(s, false), seconds(14 * params + 8 * params / 64), 1e-9);
+  EXPECT_EQ(fsdp_copy_out_s(s, false), 0);
+  s.strategy.grad_reduce_dtype = spec::Dtype::kBf16;
+  EXPECT_NEAR(fsdp_copy_in_s(s, false), seconds(4 * params + 10 * params / 64), 1e-9);
+  const ShardedLayer layer = sharded_layer(s, false);
+  EXPECT_DOUBLE_EQ(layer.flatten, fsdp_flatten_s(s, false));
+  EXPECT_DOUBLE_EQ(layer.copy_in, fsdp_copy_in_s(s, false));
+  // The root unit's gradients go the same way.
+  EXPECT_GT(fsdp_root_unit(s).flatten, 0);
+  const spec::Scenario one = zero3_gpt3(1, spec::ShardedCollectives::kFlatParameter);
+  EXPECT_EQ(fsdp_flatten_s(one, false) + fsdp_copy_in_s(one, false), 0);
+  // FSDP2 and DeepSpeed's per-layer gathers flatten nothing on the compute stream.
+  EXPECT_EQ(fsdp_flatten_s(zero3_gpt3(64, kPerParameter), false), 0);
+  EXPECT_EQ(fsdp_flatten_s(zero3_gpt3(64, kPerLayer), false) + fsdp_copy_in_s(zero3_gpt3(64, kPerLayer), false), 0);
 }
 
 TEST(ShardedCollectives, PerTensorCostGrowsWithTheRingWhereOneGatherPerLayerBarelyDoes) {
