@@ -64,10 +64,12 @@ enum class GradSync { kAsReady, kAligned, kAfterBackward };
 ///    gradients into the flat gradient on the compute stream, and the post-backward stream casts
 ///    it to the reduce dtype and divides it before the reduce-scatter, the shard after it.
 ///  kPerTensorBlocking: DeepSpeed ZeRO-3 of early 2021 (0.3.x): one collective per parameter
-///    tensor through torch.distributed's list form, the host synchronising with the GPU before
-///    each gather and waiting on each gradient reduce-scatter, so none overlaps compute; after
-///    recomputing a layer it releases what its stage3_max_reuse_distance does not keep, and the
-///    backward gathers that again (workload::fsdp_regather_s).
+///    tensor through torch.distributed's list form, the host synchronising with the GPU at each
+///    module's fetch; each gather is prefetched at the fetch before it and runs beside the compute
+///    in between, its host work exposed (workload::fsdp_gather_s); each gradient reduce-scatter
+///    is priced in turn with the kernels; after recomputing a layer it releases what its
+///    stage3_max_reuse_distance does not keep, and the backward gathers that again
+///    (workload::fsdp_regather_s).
 ///  kPerParameter: PyTorch's FSDP2 (fully_shard; torchtitan), which shards each parameter on its
 ///    own: as kPerLayer, but the gathered flat buffer is copied out into the layer's parameters on
 ///    the compute stream before the layer runs (foreach_all_gather_copy_out), and the gradients

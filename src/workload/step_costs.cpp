@@ -105,36 +105,33 @@ constexpr double kC10dSliceHostS = kSelectHostS + kCopyHostS - 2 * kProfilerHost
 //   launching the copies while the collective runs; in before the reduce-scatter, which starts
 //   after the last copy.
 // Each copy costs the larger of its GPU time and its host time. One tensor of `bytes`:
-double list_collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s) {
+// `beside`: the seconds of compute an all-gather's collective and copies run beside once the
+// host has launched them (prefetched_gathers_s); what they take beyond it is exposed.
+double list_collective_s(CollectiveKind kind, double bytes, GroupShape group, const spec::Scenario& s,
+                         double beside = 0) {
   const bool gather = kind == CollectiveKind::kAllGather;
   const double slice_views = group.size * (gather ? kNarrowHostS : kViewHostS + kNarrowHostS);
   const double host_copies = group.size * kC10dSliceHostS;
   const double collective = collective_s(kind, bytes, group, s);
   const double gpu_copies = group.size * cost::memory_time_s(2 * bytes / group.size, s.cluster.gpu);
-  return slice_views + (gather ? std::max(collective + gpu_copies, host_copies)
+  return slice_views + (gather ? std::max(collective + gpu_copies - beside, host_copies)
                                : std::max(gpu_copies, host_copies) + collective);
 }
 
-// The tensors of `layer`'s first `ops` operators, each through list_collective_s.
-// - Tensors under DeepSpeed's persistence threshold stay whole on every rank and are never
-//   gathered, but their gradients are reduce-scattered as the others': every parameter's gradient
-//   hook adds it to the reduction bucket (stage3.py, reduce_independent_p_g_buckets_and_remove_grads),
-//   and the bucket reduce-scatters each of its parameters on its own
-//   (partition_parameters.py, _reduce_scatter_gradients, DeepSpeed 0.3.13-0.3.16).
-// - _allgather_param gathers into a buffer it allocates with torch.zeros, whose fill kernel writes
-//   the whole tensor before the host's torch.cuda.synchronize() returns.
-double per_tensor_s(CollectiveKind kind, double bytes_per_element, const LayerOps& layer, std::size_t ops,
-                    const spec::Scenario& s) {
+// The gradients of `layer`'s tensors, each reduce-scattered through list_collective_s. Tensors
+// under DeepSpeed's persistence threshold stay whole on every rank and are never gathered, but
+// their gradients are reduce-scattered as the others': every parameter's gradient hook adds it to
+// the reduction bucket (stage3.py, reduce_independent_p_g_buckets_and_remove_grads), and the
+// bucket reduce-scatters each of its parameters on its own (partition_parameters.py,
+// _reduce_scatter_gradients, DeepSpeed 0.3.13-0.3.16).
+double per_tensor_scatter_s(const LayerOps& layer, const spec::Scenario& s) {
   const GroupShape group = gradient_group(s.strategy);
   if (group.size <= 1) return 0;
-  const bool gather = kind == CollectiveKind::kAllGather;
+  const double bytes_per_element = gradient_bytes(s.strategy);
   double seconds = 0;
-  for (std::size_t i = 0; i < ops; ++i) {
-    for_each_trained_tensor(layer[i], [&](double elements) {
-      if (gather && elements <= kDeepSpeedPersistenceThreshold) return;
-      const double bytes = bytes_per_element * elements;
-      const double fill = gather ? cost::memory_time_s(bytes, s.cluster.gpu) : 0;
-      seconds += fill + list_collective_s(kind, bytes, group, s);
+  for (const Op& op : layer) {
+    for_each_trained_tensor(op, [&](double elements) {
+      seconds += list_collective_s(CollectiveKind::kReduceScatter, bytes_per_element * elements, group, s);
     });
   }
   return seconds;
@@ -193,15 +190,87 @@ std::size_t regathered_ops(const LayerOps& layer) {
   return 0;
 }
 
-// `params`: the layer's parameters on this GPU (fsdp_layer_params), which per-layer sharding
-// moves at once over the gradient group's links `gradient`.
-double sharded_layer_s(CollectiveKind kind, double bytes_per_element, const spec::Scenario& s, bool moe_layer,
-                       double params, const cost::GroupLinks& gradient) {
-  if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) {
-    return gradient.collective_time_s(kind, bytes_per_element * params);
+// Whether ZeRO-3 partitions one of `op`'s tensors: one over the persistence threshold.
+bool partitioned(const Op& op) {
+  bool any = false;
+  for_each_trained_tensor(op, [&](double elements) { any = any || elements > kDeepSpeedPersistenceThreshold; });
+  return any;
+}
+
+// One module of DeepSpeed 0.3.x's ZeRO-3 trace (PrefetchCoordinator.sub_module_trace, recorded
+// on the first step and followed on every later one): an op's compute in one pass, and whether
+// its fetch gathers partitioned tensors.
+struct TraceStep {
+  const Op* op;
+  double compute;
+  bool fetches;
+};
+
+// One module's fetch: each partitioned tensor gathered into a buffer _allgather_param allocates
+// with torch.zeros, whose fill kernel writes the whole tensor before the host's
+// torch.cuda.synchronize() returns. The first tensor was prefetched beside `beside` seconds of
+// compute; the module's others are gathered at its fetch, beside nothing.
+double fetch_s(const Op& op, double beside, const spec::Scenario& s) {
+  const GroupShape group = gradient_group(s.strategy);
+  const double bytes_per_element = weight_bytes(s.strategy);
+  double seconds = 0;
+  for_each_trained_tensor(op, [&](double elements) {
+    if (elements <= kDeepSpeedPersistenceThreshold) return;
+    const double bytes = bytes_per_element * elements;
+    seconds += cost::memory_time_s(bytes, s.cluster.gpu) +
+               list_collective_s(CollectiveKind::kAllGather, bytes, group, s, beside);
+    beside = 0;
+  });
+  return seconds;
+}
+
+// The exposed seconds of a trace's gathers (stage3.py, DeepSpeed 0.3.13-0.3.16). Once a module's
+// fetch returns (fetch_sub_module: it waits on the gathers in flight and synchronises the
+// device), prefetch_next_sub_modules starts the gathers of the next partitioned tensors in the
+// trace, asynchronously, up to stage3_prefetch_bucket_size elements (5e7 by default; every
+// partitioned tensor of GPT-3 and GPT-530B is larger, so one tensor). It starts none while one
+// is in flight, so the next module that fetches waits for it, and each gather runs beside the
+// compute between two fetches, its host work (slices, launches) before that compute launches.
+// The trace is the layer's, repeated: its first fetch was prefetched at the last one.
+double prefetched_gathers_s(const std::vector<TraceStep>& trace, const spec::Scenario& s) {
+  std::size_t last = trace.size();
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].fetches) last = i;
+  if (last == trace.size() || gradient_group(s.strategy).size <= 1) return 0;
+  double beside = 0;
+  for (std::size_t i = last; i < trace.size(); ++i) beside += trace[i].compute;
+  double seconds = 0;
+  for (const TraceStep& step : trace) {
+    if (step.fetches) {
+      seconds += fetch_s(*step.op, beside, s);
+      beside = 0;
+    }
+    beside += step.compute;
   }
+  return seconds;
+}
+
+// A layer's gathers under DeepSpeed 0.3.x: its forward's; its backward's, recomputing the
+// layer forward (every module fetched) and then running its modules in reverse, each fetching
+// again what the recomputation released (regathered_ops). The compute is each op's with every
+// SM: the kernels' slowdown beside the collective is not counted.
+struct LayerGathers {
+  double forward = 0, recomputed_backward = 0;
+};
+LayerGathers per_tensor_gathers(const spec::Scenario& s, bool moe_layer) {
   const LayerOps layer = layer_ops(s, moe_layer);
-  return per_tensor_s(kind, bytes_per_element, layer, layer.size(), s);
+  const OpPricer price(s, Overlap{});
+  std::vector<TraceStep> forward;
+  std::vector<OpTime> times;
+  for (const Op& op : layer) {
+    times.push_back(price(op).whole);
+    forward.push_back({&op, times.back().fwd, partitioned(op)});
+  }
+  std::vector<TraceStep> backward = forward;
+  const std::size_t regathered = regathered_ops(layer);
+  for (std::size_t i = layer.size(); i > 0; --i)
+    backward.push_back({&layer[i - 1], times[i - 1].bwd(), i - 1 < regathered && partitioned(layer[i - 1])});
+  return {prefetched_gathers_s(forward, s), prefetched_gathers_s(backward, s)};
 }
 
 // FSDP2 copies around its collectives even on a group of one, where the collectives move
@@ -270,17 +339,20 @@ double fsdp_flatten_for(const spec::Scenario& s, double params) {
   return cost::memory_time_s(2 * weight_bytes(s.strategy) * params, s.cluster.gpu);
 }
 
-// A layer's ZeRO-3 gather and reduce-scatter, of its `params` parameters on this GPU.
-double fsdp_gather_for(const spec::Scenario& s, bool moe_layer, double params,
-                       const cost::GroupLinks& gradient) {
-  const double element = weight_bytes(s.strategy);
-  return sharded_layer_s(CollectiveKind::kAllGather, element, s, moe_layer, params, gradient);
-}
-
+// A layer's ZeRO-3 gather and reduce-scatter, of its `params` parameters on this GPU, which
+// per-layer sharding moves at once over the gradient group's links `gradient`.
 double fsdp_scatter_for(const spec::Scenario& s, bool moe_layer, double params,
                         const cost::GroupLinks& gradient) {
-  const double element = gradient_bytes(s.strategy);
-  return sharded_layer_s(CollectiveKind::kReduceScatter, element, s, moe_layer, params, gradient);
+  if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking)
+    return per_tensor_scatter_s(layer_ops(s, moe_layer), s);
+  return gradient.collective_time_s(CollectiveKind::kReduceScatter, gradient_bytes(s.strategy) * params);
+}
+
+double fsdp_gather_for(const spec::Scenario& s, bool moe_layer, double params,
+                       const cost::GroupLinks& gradient) {
+  if (s.strategy.sharded_collectives == spec::ShardedCollectives::kPerTensorBlocking)
+    return per_tensor_gathers(s, moe_layer).forward;
+  return gradient.collective_time_s(CollectiveKind::kAllGather, weight_bytes(s.strategy) * params);
 }
 
 // The gradient group's links, for the functions that price one collective on them.
@@ -570,8 +642,8 @@ double fsdp_gather_s(const spec::Scenario& s, bool moe_layer) {
 
 double fsdp_regather_s(const spec::Scenario& s, bool moe_layer) {
   if (s.strategy.sharded_collectives != spec::ShardedCollectives::kPerTensorBlocking) return 0;
-  const LayerOps layer = layer_ops(s, moe_layer);
-  return per_tensor_s(CollectiveKind::kAllGather, weight_bytes(s.strategy), layer, regathered_ops(layer), s);
+  const LayerGathers gathers = per_tensor_gathers(s, moe_layer);
+  return gathers.recomputed_backward - gathers.forward;
 }
 
 double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer) {

