@@ -181,7 +181,8 @@ class Stages {
     }
     if (i == 0) {  // a root unit exists only without pipelining, on the one stage
       g.edge_fwd += root_.gather + root_.copy_out;
-      g.edge_bwd += (root_.regathered ? root_.gather + root_.copy_out : 0) + root_.flatten + root_.copy_in + root_.scatter;
+      g.edge_bwd += (root_.regathered ? root_.gather + root_.copy_out : 0) + root_.flatten +
+                    root_.copy_in + root_.scatter;
       g.root = root_.per_micro_batch();
     }
     return g;
@@ -651,7 +652,8 @@ Estimate estimate_with(const spec::Scenario& s) {
   const bool after_backward = st.grad_sync == spec::GradSync::kAfterBackward && st.pp > 1 && st.overlap_dp_comm;
   const Exposure reduce = after_backward
                               ? Exposure{reduces.seconds, 0}
-                              : exposed(reduces.seconds, reduces.last, stage_bwd, !aligned, round_wait * bwd_share, bucket_span);
+                              : exposed(reduces.seconds, reduces.last, stage_bwd, !aligned,
+                                        round_wait * bwd_share, bucket_span);
   const Exposure gather =
       exposed(gathers.seconds, gathers.last, stage_fwd, true, round_wait * (1 - bwd_share), kWholePass);
   // The drain is a chain: each stage's last backward passes, slowed by the buckets queued beside
