@@ -189,6 +189,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioOptions& o) {
       "--bias-grad-in-gemm", st.bias_grad_in_gemm,
       "Sum each linear bias's gradient in the weight-gradient GEMM (flash-attn's FusedDense) "
       "instead of in a kernel of its own that reads the output gradient");
+  cmd.add_flag(
+      "--bias-add-kernel", st.bias_add_kernel,
+      "Add the bias of a linear that adds its own (Megatron's QKV projection) in a kernel of its "
+      "own after the GEMM (PyTorch's 3-D F.linear before its PR #72728, Megatron's matmul + bias)");
   cmd.add_flag("--no-dp-overlap{false}", st.overlap_dp_comm,
                "Reduce gradients after the backward pass instead of in buckets during it");
   cmd.add_option(
@@ -447,6 +451,7 @@ std::vector<std::pair<std::string, std::string>> scenario_settings(const spec::S
       {"autocast-fp32-weights", st.autocast_fp32_weights},
       {"fp8-weight-cache", st.fp8_weight_cache},
       {"bias-grad-in-gemm", st.bias_grad_in_gemm},
+      {"bias-add-kernel", st.bias_add_kernel},
       {"no-dp-overlap", !st.overlap_dp_comm},
       {"pp-scatter-gather", st.pp_scatter_gather},
       {"host-reads-loss", st.host_reads_loss},

@@ -632,6 +632,7 @@ std::string dump(const Scenario& sc) {
   d.field("strategy.optimizer_step", name(st.optimizer_step));
   d.field("strategy.grad_accumulation", name(st.grad_accumulation));
   d.field("strategy.bias_grad_in_gemm", st.bias_grad_in_gemm);
+  d.field("strategy.bias_add_kernel", st.bias_add_kernel);
   d.field("strategy.placement", name(st.placement).c_str());
   d.field("gpus", sc.gpus);
   return d.take();

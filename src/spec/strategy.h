@@ -187,6 +187,11 @@ struct Strategy {
   // epilogue (cuBLASLt's BGRADB: flash-attn's FusedDense); false: in a kernel of its own that
   // reads the output gradient (PyTorch's linear backward, Megatron's layers).
   bool bias_grad_in_gemm = false;
+  // A linear that adds its own bias does so in a kernel of its own after the GEMM, reading and
+  // writing the output once (PyTorch before PR #72728, Feb 2022, ran F.linear on a 3-D input as
+  // matmul then add_; Megatron's ColumnParallelLinearWithAsyncAllreduce does matmul then
+  // `output + bias`); false: the GEMM's epilogue adds it (addmm, Transformer Engine).
+  bool bias_add_kernel = false;
   Elementwise elementwise = Elementwise::kFusedKernels;
   // The loss runs as one fused kernel (Transformer Engine, flash-attn, Megatron-Core); false:
   // Megatron-LM's vocab-parallel cross entropy of separate FP32 passes (before 2024).

@@ -341,6 +341,7 @@ Case published_case(const core::CsvTable& t, const core::CsvRow& row, const Opti
   st.optimizer_step = sw.optimizer_step;
   st.grad_accumulation = sw.grad_accumulation;
   st.bias_grad_in_gemm = sw.bias_grad_in_gemm;
+  st.bias_add_kernel = sw.bias_add_kernel;
   st.placement = sw.placement;
   st.overlap_tp_comm = sw.tp_comm_overlap || contains(c.model, "AsyncTP");
   st.tp_async_backward = sw.tp_async_backward;
@@ -444,6 +445,10 @@ Case vtrain_case(const core::CsvTable& t, const core::CsvRow& row, const Options
   // extend) make two scalars on the GPU with torch.tensor between attention and MLP, each a
   // blocking copy that waits for the compute stream.
   st.host_syncs_before_mlp = true;
+  // Its ColumnParallelLinear (LinearWithGradAccumulationAndAsyncCommunication in
+  // megatron/core/tensor_parallel/layers.py) adds the QKV projection's bias after the GEMM:
+  // `output = torch.matmul(total_input, weight.t())`, then `output = output + bias`.
+  st.bias_add_kernel = true;
   // DeepSpeed's throughput timer does not synchronise under its PipelineEngine: the sync in
   // ThroughputTimer.start() waits for two counted steps, and only DeepSpeedEngine.step() counts
   // them (PipelineEngine._exec_optimizer_step calls _take_model_step). The first and last stages

@@ -32,6 +32,12 @@ Software software_of(std::string_view source, std::string_view model, std::strin
     // at the receiver (§4.1; --no-scatter-gather-tensors-in-pipeline turned it off); with
     // sequence parallelism (2022) the tensors are already split, and nothing is gathered.
     sw.pp_scatter_gather = true;
+    // Its QKV projection adds its bias after the GEMM: ColumnParallelLinear ran F.linear on the
+    // 3-D [s, b, h] input, which PyTorch ran as matmul then add_ (at::linear's addmm path took
+    // 2-D inputs only until PR #72728), and from late 2021 ColumnParallelLinearWithAsyncAllreduce
+    // does `output = torch.matmul(input, weight.t())` then `output = output + bias`
+    // (megatron/mpu/layers.py).
+    sw.bias_add_kernel = true;
     if (megatron_lm_2021) {
       // Its FusedScaleMaskSoftmax chose the kernel by sequence length alone; the kernel asserted
       // that the attention batches (micro-batch x heads per TP rank) fill its blocks

@@ -20,6 +20,7 @@ struct Software {
   spec::OptimizerStep optimizer_step = spec::OptimizerStep::kMasterWeights;
   spec::GradAccumulation grad_accumulation = spec::GradAccumulation::kSeparateKernel;
   bool bias_grad_in_gemm = false;
+  bool bias_add_kernel = false;
   bool micro_batches_equal_pp = false;  // torchtitan: n_microbatches defaults to the PP degree
   // Its fused scale-mask-softmax has no PyTorch fallback for the shapes the kernel cannot take:
   // the kernel asserts them, so a run that was measured ran a micro-batch the kernel takes.

@@ -363,6 +363,10 @@ int add_qkv_projection(const Scenario& s, LayerOps& out) {
   const double hd = m.effective_head_dim();
   out.add(linear("qkv_projection", tokens, (m.heads + 2.0 * m.kv_heads) * hd / st.tp, m.hidden, 1, e, m.bias));
   out.back().tp_edge = BlockEdge::kStart;
+  // Megatron's ParallelAttention builds query_key_value as a ColumnParallelLinear with
+  // skip_bias_add=False, so the linear adds the bias; dense, dense_h_to_4h and dense_4h_to_h pass
+  // skip_bias_add=True to bias_dropout_add and bias_gelu (megatron/model/transformer.py).
+  out.back().linear_adds_bias = m.bias;
   out.back().tp_input_gemms = 3;  // wq, wk, wv: three nn.Linear (torchtitan's Attention)
   out.back().op_checkpoint_recompute = m.kv_heads / (m.heads + 2.0 * m.kv_heads);
   if (m.qk_norm) {

@@ -58,6 +58,10 @@ struct Op {
   // launches a kernel per tensor to add its gradient into the accumulated one, and one to reduce
   // each linear bias's gradient.
   double weights = 0, biases = 0;
+  // The model's code has the linear add its bias (Megatron's QKV projection, a ColumnParallelLinear
+  // without skip_bias_add); the others hand it to a fused elementwise kernel (bias-dropout-add,
+  // bias-GELU) that the following op's price already holds.
+  bool linear_adds_bias = false;
   // Kernels a memory-bound op launches per forward and per backward: eager PyTorch runs an op as a
   // chain of kernels (Strategy::Elementwise).
   double launches = 1, bwd_launches = 1;

@@ -533,6 +533,11 @@ OpTimes OpPricer::gemm(const Op& op) const {
     if (forward || !bulk_backward) (forward ? fwd_extra : bwd_extra) += sum;
   }
   if (op.grad_scale_bytes > 0) bwd_extra += 2 * copy_rate_.seconds(op.grad_scale_bytes / 2);
+  if (st.bias_add_kernel && op.linear_adds_bias) {
+    // The bias added after the GEMM (Strategy::bias_add_kernel) reads the output and writes it back.
+    fwd_extra += copy_rate_.seconds(2 * activation_bytes(st) * op.m * op.n * op.instances);
+    host.fwd += host_launch_s(s_, 1);
+  }
   const double accumulation =
       fused_weights || share <= 0
           ? 0

@@ -451,6 +451,7 @@ TEST(Scenario, DumpsOneFieldPerLineAfterCompletion) {
             "strategy.optimizer_step = master-weights\n"
             "strategy.grad_accumulation = separate\n"
             "strategy.bias_grad_in_gemm = false\n"
+            "strategy.bias_add_kernel = false\n"
             "strategy.placement = tp,cp,ep,dp,pp\n");
   EXPECT_NE(text.find("model.name = \"llama-like\"\n"), std::string::npos);
   EXPECT_NE(text.find("model.mlp = swiglu\n"), std::string::npos);

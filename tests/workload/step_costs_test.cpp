@@ -701,5 +701,26 @@ TEST(BiasGradient, AKernelOfItsOwnReadsTheOutputGradientUnlessTheGemmEpilogueSum
               separate.strategy.host_dispatch_s, 1e-12);
 }
 
+TEST(BiasAddKernel, ReadsAndWritesTheQkvOutputInTheForwardOnly) {
+  // Megatron's QKV projection adds its bias after the GEMM (matmul, then + bias); the MLP's
+  // linears hand theirs to bias_gelu and bias_dropout_add, so they gain nothing.
+  const spec::Scenario fused = megatron_pipeline(false, false);
+  spec::Scenario s = fused;
+  s.strategy.bias_add_kernel = true;
+  const spec::Scenario separate = spec::complete_and_validate(s);
+  Op qkv;
+  for (const Op& op : layer_ops(fused, false)) {
+    if (std::string_view(op.name) == "qkv_projection") qkv = op;
+  }
+  ASSERT_TRUE(qkv.linear_adds_bias);
+  const auto times = [&](const spec::Scenario& sc) {
+    return op_times(qkv, sc, layer_overlap(sc, cost::Shares::kWhole)).whole;
+  };
+  const double output = 2 * qkv.m * qkv.n;  // BF16, read and written once
+  EXPECT_NEAR(times(separate).fwd - times(fused).fwd, cost::memory_time_s(2 * output, fused.cluster.gpu), 1e-12);
+  EXPECT_DOUBLE_EQ(times(separate).bwd_input, times(fused).bwd_input);
+  EXPECT_DOUBLE_EQ(mlp_up_times(separate).fwd, mlp_up_times(fused).fwd);
+}
+
 }  // namespace
 }  // namespace stepcast::workload
